@@ -1,0 +1,1 @@
+//! AXON v2 message types: agent-to-agent JSON envelopes.

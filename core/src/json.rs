@@ -1,0 +1,776 @@
+//! The JSON layer shared by the formats that carry JSON (Kado frames, AXON).
+//!
+//! Writing follows `JSON.stringify` byte for byte, so that a value encodes to
+//! the same bytes from Rust, Python and Node: no whitespace, non-ASCII written
+//! raw, only `"`, `\` and C0 controls escaped (with the short forms `\b \f \n
+//! \r \t`, otherwise `\u00xx` in lowercase hex), numbers in ECMAScript
+//! Number-to-string form (`1.0` -> `1`, `1e21` -> `1e+21`, `1.5e-7`),
+//! non-finite numbers as `null`, and object keys that are array indices
+//! (canonical decimal integers below 2^32 - 1) first, in ascending order, as a
+//! JavaScript object orders them.
+//!
+//! Reading is a recursive-descent parser generic over a [`Builder`], so a
+//! binding builds its own objects (Python objects, ...) directly with no
+//! intermediate tree. It accepts exactly RFC 8259 JSON plus, when
+//! [`ParseOptions::allow_nan`] is set, the `NaN`, `Infinity` and `-Infinity`
+//! tokens that Python's `json.dumps` writes by default. Nesting is bounded by
+//! [`ParseOptions::max_depth`]; every error carries the byte offset.
+
+use crate::error::{Error, Format, Result};
+use std::vec::Drain;
+
+/// Default nesting limit for parsing and writing.
+pub const MAX_DEPTH: usize = 1024;
+
+// ---------------------------------------------------------------- writing
+
+const ESC_NONE: u8 = 0;
+const ESC_U: u8 = b'u';
+
+/// For each byte: 0 when it is written as is, otherwise the escape letter
+/// (`u` meaning `\u00xx`).
+static ESCAPE: [u8; 256] = {
+    let mut t = [ESC_NONE; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = ESC_U;
+        i += 1;
+    }
+    t[0x08] = b'b';
+    t[0x09] = b't';
+    t[0x0a] = b'n';
+    t[0x0c] = b'f';
+    t[0x0d] = b'r';
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t
+};
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Append `s` as a JSON string literal, escaped as `JSON.stringify` does.
+#[inline]
+pub fn write_str(out: &mut Vec<u8>, s: &str) {
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let esc = ESCAPE[b as usize];
+        if esc == ESC_NONE {
+            continue;
+        }
+        out.extend_from_slice(&bytes[start..i]);
+        if esc == ESC_U {
+            out.extend_from_slice(&[b'\\', b'u', b'0', b'0', HEX[(b >> 4) as usize], HEX[(b & 15) as usize]]);
+        } else {
+            out.extend_from_slice(&[b'\\', esc]);
+        }
+        start = i + 1;
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+/// Append a UTF-16 code unit that is a lone surrogate as `\udxxx`, as
+/// `JSON.stringify` writes it (used by bindings whose strings may hold one).
+pub fn write_lone_surrogate(out: &mut Vec<u8>, unit: u16) {
+    out.extend_from_slice(b"\\u");
+    for shift in [12, 8, 4, 0] {
+        out.push(HEX[((unit >> shift) & 15) as usize]);
+    }
+}
+
+/// Append a number in ECMAScript Number-to-string form; NaN and infinities
+/// are written `null` and `-0` is written `0`, as `JSON.stringify` does.
+#[inline]
+pub fn write_f64(out: &mut Vec<u8>, f: f64) {
+    if !f.is_finite() {
+        out.extend_from_slice(b"null");
+        return;
+    }
+    if f == 0.0 {
+        out.push(b'0');
+        return;
+    }
+    let mut buf = ryu_js::Buffer::new();
+    out.extend_from_slice(buf.format_finite(f).as_bytes());
+}
+
+#[inline]
+pub fn write_i64(out: &mut Vec<u8>, i: i64) {
+    let mut buf = itoa::Buffer::new();
+    out.extend_from_slice(buf.format(i).as_bytes());
+}
+
+#[inline]
+pub fn write_u64(out: &mut Vec<u8>, i: u64) {
+    let mut buf = itoa::Buffer::new();
+    out.extend_from_slice(buf.format(i).as_bytes());
+}
+
+/// If `key` is an array index as JavaScript defines it (canonical decimal
+/// form of an integer in `0..2^32-1`), its value. Such keys are enumerated
+/// first, in ascending order, by every JavaScript object.
+#[inline]
+pub fn array_index(key: &str) -> Option<u32> {
+    let b = key.as_bytes();
+    if b.is_empty() || b.len() > 10 || !b[0].is_ascii_digit() || (b[0] == b'0' && b.len() > 1) {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &c in b {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v * 10 + (c - b'0') as u64;
+    }
+    if v < u32::MAX as u64 {
+        Some(v as u32)
+    } else {
+        None
+    }
+}
+
+/// The order in which a JavaScript object would enumerate these keys:
+/// `None` when it is the given order (no key is an array index, the common
+/// case), otherwise the permutation of indices to write in.
+pub fn js_key_order<'a, I: IntoIterator<Item = &'a str>>(keys: I) -> Option<Vec<usize>> {
+    let mut index_keys: Vec<(u32, usize)> = Vec::new();
+    let mut others: Vec<usize> = Vec::new();
+    for (i, k) in keys.into_iter().enumerate() {
+        match array_index(k) {
+            Some(n) => index_keys.push((n, i)),
+            None => others.push(i),
+        }
+    }
+    if index_keys.is_empty() {
+        return None;
+    }
+    index_keys.sort_by_key(|&(n, _)| n);
+    let mut order: Vec<usize> = index_keys.into_iter().map(|(_, i)| i).collect();
+    order.extend(others);
+    Some(order)
+}
+
+/// Serialize a `serde_json::Value` exactly as `JSON.stringify` would
+/// serialize the same JavaScript value (integers beyond 2^53 are written
+/// exactly rather than rounded).
+pub fn to_vec(value: &serde_json::Value) -> Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(128);
+    write_value(&mut out, value, 0)?;
+    Ok(out)
+}
+
+fn write_value(out: &mut Vec<u8>, value: &serde_json::Value, depth: usize) -> Result<()> {
+    use serde_json::Value;
+    match value {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                write_i64(out, i)
+            } else if let Some(u) = n.as_u64() {
+                write_u64(out, u)
+            } else {
+                write_f64(out, n.as_f64().unwrap_or(f64::NAN))
+            }
+        }
+        Value::String(s) => write_str(out, s),
+        Value::Array(items) => {
+            if depth >= MAX_DEPTH {
+                return Err(too_deep(depth));
+            }
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_value(out, item, depth + 1)?;
+            }
+            out.push(b']');
+        }
+        Value::Object(map) => {
+            if depth >= MAX_DEPTH {
+                return Err(too_deep(depth));
+            }
+            out.push(b'{');
+            let entries: Vec<(&String, &Value)> = map.iter().collect();
+            let order = js_key_order(entries.iter().map(|(k, _)| k.as_str()));
+            for n in 0..entries.len() {
+                let (k, v) = entries[order.as_ref().map_or(n, |o| o[n])];
+                if n > 0 {
+                    out.push(b',');
+                }
+                write_str(out, k);
+                out.push(b':');
+                write_value(out, v, depth + 1)?;
+            }
+            out.push(b'}');
+        }
+    }
+    Ok(())
+}
+
+#[cold]
+fn too_deep(depth: usize) -> Error {
+    Error::new(
+        Format::Json,
+        "JSON_TOO_DEEP",
+        format!("nesting deeper than {depth} levels (is the value circular?)"),
+    )
+}
+
+// ---------------------------------------------------------------- reading
+
+/// Receives parsed values; implemented by each binding to build its own
+/// objects directly. Children are handed over as a draining iterator over a
+/// stack shared by the whole parse, so no container allocates a Vec of its own.
+pub trait Builder {
+    type Value;
+    type Key;
+    type Error: From<Error>;
+
+    fn null(&mut self) -> Result<Self::Value, Self::Error>;
+    fn bool(&mut self, b: bool) -> Result<Self::Value, Self::Error>;
+    fn int(&mut self, i: i64) -> Result<Self::Value, Self::Error>;
+    /// An integer literal outside the i64 range, as its decimal digits
+    /// (with a leading `-` when negative).
+    fn big_int(&mut self, digits: &str) -> Result<Self::Value, Self::Error>;
+    fn float(&mut self, f: f64) -> Result<Self::Value, Self::Error>;
+    fn string(&mut self, s: &str) -> Result<Self::Value, Self::Error>;
+    fn key(&mut self, s: &str) -> Result<Self::Key, Self::Error>;
+    fn array(&mut self, items: Drain<'_, Self::Value>) -> Result<Self::Value, Self::Error>;
+    fn object(&mut self, entries: Drain<'_, (Self::Key, Self::Value)>) -> Result<Self::Value, Self::Error>;
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct ParseOptions {
+    /// Accept `NaN`, `Infinity` and `-Infinity` (Python's `json.dumps`
+    /// writes them by default).
+    pub allow_nan: bool,
+    pub max_depth: usize,
+}
+
+impl Default for ParseOptions {
+    fn default() -> Self {
+        ParseOptions { allow_nan: false, max_depth: MAX_DEPTH }
+    }
+}
+
+/// Parse one JSON document (surrounding whitespace allowed) with `builder`.
+pub fn parse_with<B: Builder>(input: &[u8], opts: ParseOptions, builder: &mut B) -> Result<B::Value, B::Error> {
+    let mut p = Parser {
+        input,
+        pos: 0,
+        opts,
+        values: Vec::new(),
+        entries: Vec::new(),
+        scratch: String::new(),
+    };
+    p.skip_ws();
+    let v = p.value(builder, 0)?;
+    p.skip_ws();
+    if p.pos < input.len() {
+        return Err(p.err("JSON_TRAILING_CHARACTERS", "expected end of input after the JSON value").into());
+    }
+    Ok(v)
+}
+
+/// Parse to a `serde_json::Value` (key order kept; later duplicate keys
+/// overwrite earlier ones in place, as `JSON.parse` does).
+pub fn parse(input: &[u8], opts: ParseOptions) -> Result<serde_json::Value> {
+    parse_with(input, opts, &mut ValueBuilder)
+}
+
+/// Builds `serde_json::Value`s. Integers beyond i64/u64 become f64, as in
+/// JavaScript.
+pub struct ValueBuilder;
+
+impl Builder for ValueBuilder {
+    type Value = serde_json::Value;
+    type Key = String;
+    type Error = Error;
+
+    fn null(&mut self) -> Result<serde_json::Value> {
+        Ok(serde_json::Value::Null)
+    }
+    fn bool(&mut self, b: bool) -> Result<serde_json::Value> {
+        Ok(serde_json::Value::Bool(b))
+    }
+    fn int(&mut self, i: i64) -> Result<serde_json::Value> {
+        Ok(i.into())
+    }
+    fn big_int(&mut self, digits: &str) -> Result<serde_json::Value> {
+        if let Ok(u) = digits.parse::<u64>() {
+            return Ok(u.into());
+        }
+        self.float(digits.parse::<f64>().unwrap_or(f64::NAN))
+    }
+    fn float(&mut self, f: f64) -> Result<serde_json::Value> {
+        // serde_json has no NaN or infinities; they become null, as they
+        // would once written back out by JSON.stringify.
+        Ok(serde_json::Number::from_f64(f).map_or(serde_json::Value::Null, serde_json::Value::Number))
+    }
+    fn string(&mut self, s: &str) -> Result<serde_json::Value> {
+        Ok(serde_json::Value::String(s.to_owned()))
+    }
+    fn key(&mut self, s: &str) -> Result<String> {
+        Ok(s.to_owned())
+    }
+    fn array(&mut self, items: Drain<'_, serde_json::Value>) -> Result<serde_json::Value> {
+        Ok(serde_json::Value::Array(items.collect()))
+    }
+    fn object(&mut self, entries: Drain<'_, (String, serde_json::Value)>) -> Result<serde_json::Value> {
+        let mut map = serde_json::Map::with_capacity(entries.len());
+        for (k, v) in entries {
+            map.insert(k, v);
+        }
+        Ok(serde_json::Value::Object(map))
+    }
+}
+
+struct Parser<'a, V, K> {
+    input: &'a [u8],
+    pos: usize,
+    opts: ParseOptions,
+    values: Vec<V>,
+    entries: Vec<(K, V)>,
+    scratch: String,
+}
+
+impl<'a, V, K> Parser<'a, V, K> {
+    #[cold]
+    fn err(&self, code: &'static str, msg: &str) -> Error {
+        self.err_at(code, msg, self.pos)
+    }
+
+    #[cold]
+    fn err_at(&self, code: &'static str, msg: &str, pos: usize) -> Error {
+        let found = match self.input.get(pos) {
+            None => "end of input".to_string(),
+            Some(&b) if b.is_ascii_graphic() => format!("'{}'", b as char),
+            Some(&b) => format!("byte 0x{b:02x}"),
+        };
+        Error::new(Format::Json, code, format!("{msg}, found {found}")).at(pos)
+    }
+
+    #[inline]
+    fn skip_ws(&mut self) {
+        while let Some(&b) = self.input.get(self.pos) {
+            if matches!(b, b' ' | b'\n' | b'\r' | b'\t') {
+                self.pos += 1;
+            } else {
+                break;
+            }
+        }
+    }
+
+    #[inline]
+    fn eat_literal(&mut self, lit: &[u8]) -> bool {
+        if self.input[self.pos..].starts_with(lit) {
+            self.pos += lit.len();
+            true
+        } else {
+            false
+        }
+    }
+}
+
+impl<'a, V, K> Parser<'a, V, K> {
+    fn value<B: Builder<Value = V, Key = K>>(&mut self, b: &mut B, depth: usize) -> Result<V, B::Error> {
+        match self.input.get(self.pos) {
+            Some(b'"') => {
+                let s = self.string()?;
+                match s {
+                    StrRef::Input(start, end) => {
+                        // SAFETY-free: validated as UTF-8 in `string`.
+                        let s = std::str::from_utf8(&self.input[start..end]).map_err(|_| self.err("JSON_INVALID_UTF8", "invalid UTF-8"))?;
+                        b.string(s)
+                    }
+                    StrRef::Scratch => {
+                        let s = std::mem::take(&mut self.scratch);
+                        let r = b.string(&s);
+                        self.scratch = s;
+                        r
+                    }
+                }
+            }
+            Some(b'{') => self.object(b, depth),
+            Some(b'[') => self.array(b, depth),
+            Some(b't') if self.eat_literal(b"true") => b.bool(true),
+            Some(b'f') if self.eat_literal(b"false") => b.bool(false),
+            Some(b'n') if self.eat_literal(b"null") => b.null(),
+            Some(b'N') if self.opts.allow_nan && self.eat_literal(b"NaN") => b.float(f64::NAN),
+            Some(b'I') if self.opts.allow_nan && self.eat_literal(b"Infinity") => b.float(f64::INFINITY),
+            Some(b'-') if self.opts.allow_nan && self.input[self.pos..].starts_with(b"-Infinity") => {
+                self.pos += 9;
+                b.float(f64::NEG_INFINITY)
+            }
+            Some(b'-' | b'0'..=b'9') => self.number(b),
+            _ => Err(self.err("JSON_UNEXPECTED_TOKEN", "expected a JSON value").into()),
+        }
+    }
+
+    fn enter(&self, depth: usize) -> Result<()> {
+        if depth >= self.opts.max_depth {
+            Err(Error::new(
+                Format::Json,
+                "JSON_TOO_DEEP",
+                format!("nesting deeper than {} levels", self.opts.max_depth),
+            )
+            .at(self.pos))
+        } else {
+            Ok(())
+        }
+    }
+
+    fn array<B: Builder<Value = V, Key = K>>(&mut self, b: &mut B, depth: usize) -> Result<V, B::Error> {
+        self.enter(depth)?;
+        self.pos += 1; // '['
+        let base = self.values.len();
+        self.skip_ws();
+        if self.input.get(self.pos) == Some(&b']') {
+            self.pos += 1;
+            return b.array(self.values.drain(base..));
+        }
+        loop {
+            self.skip_ws();
+            let v = self.value(b, depth + 1)?;
+            self.values.push(v);
+            self.skip_ws();
+            match self.input.get(self.pos) {
+                Some(b',') => self.pos += 1,
+                Some(b']') => {
+                    self.pos += 1;
+                    return b.array(self.values.drain(base..));
+                }
+                _ => return Err(self.err("JSON_UNEXPECTED_TOKEN", "expected ',' or ']' in array").into()),
+            }
+        }
+    }
+
+    fn object<B: Builder<Value = V, Key = K>>(&mut self, b: &mut B, depth: usize) -> Result<V, B::Error> {
+        self.enter(depth)?;
+        self.pos += 1; // '{'
+        let base = self.entries.len();
+        self.skip_ws();
+        if self.input.get(self.pos) == Some(&b'}') {
+            self.pos += 1;
+            return b.object(self.entries.drain(base..));
+        }
+        loop {
+            self.skip_ws();
+            if self.input.get(self.pos) != Some(&b'"') {
+                return Err(self.err("JSON_EXPECTED_KEY", "expected a string key in object").into());
+            }
+            let key = match self.string()? {
+                StrRef::Input(start, end) => {
+                    let s = std::str::from_utf8(&self.input[start..end]).map_err(|_| self.err("JSON_INVALID_UTF8", "invalid UTF-8"))?;
+                    b.key(s)?
+                }
+                StrRef::Scratch => {
+                    let s = std::mem::take(&mut self.scratch);
+                    let r = b.key(&s);
+                    self.scratch = s;
+                    r?
+                }
+            };
+            self.skip_ws();
+            if self.input.get(self.pos) != Some(&b':') {
+                return Err(self.err("JSON_UNEXPECTED_TOKEN", "expected ':' after object key").into());
+            }
+            self.pos += 1;
+            self.skip_ws();
+            let v = self.value(b, depth + 1)?;
+            self.entries.push((key, v));
+            self.skip_ws();
+            match self.input.get(self.pos) {
+                Some(b',') => self.pos += 1,
+                Some(b'}') => {
+                    self.pos += 1;
+                    return b.object(self.entries.drain(base..));
+                }
+                _ => return Err(self.err("JSON_UNEXPECTED_TOKEN", "expected ',' or '}' in object").into()),
+            }
+        }
+    }
+
+    fn number<B: Builder<Value = V, Key = K>>(&mut self, b: &mut B) -> Result<V, B::Error> {
+        let start = self.pos;
+        let input = self.input;
+        let mut i = self.pos;
+        if input[i] == b'-' {
+            i += 1;
+        }
+        match input.get(i) {
+            Some(b'0') => i += 1,
+            Some(b'1'..=b'9') => {
+                while matches!(input.get(i), Some(b'0'..=b'9')) {
+                    i += 1;
+                }
+            }
+            _ => return Err(self.err_at("JSON_INVALID_NUMBER", "expected a digit", i).into()),
+        }
+        let mut is_float = false;
+        if input.get(i) == Some(&b'.') {
+            is_float = true;
+            i += 1;
+            if !matches!(input.get(i), Some(b'0'..=b'9')) {
+                return Err(self.err_at("JSON_INVALID_NUMBER", "expected a digit after the decimal point", i).into());
+            }
+            while matches!(input.get(i), Some(b'0'..=b'9')) {
+                i += 1;
+            }
+        }
+        if matches!(input.get(i), Some(b'e' | b'E')) {
+            is_float = true;
+            i += 1;
+            if matches!(input.get(i), Some(b'+' | b'-')) {
+                i += 1;
+            }
+            if !matches!(input.get(i), Some(b'0'..=b'9')) {
+                return Err(self.err_at("JSON_INVALID_NUMBER", "expected a digit in the exponent", i).into());
+            }
+            while matches!(input.get(i), Some(b'0'..=b'9')) {
+                i += 1;
+            }
+        }
+        self.pos = i;
+        // The slice is ASCII by construction.
+        let text = std::str::from_utf8(&input[start..i]).unwrap_or("0");
+        if is_float {
+            b.float(text.parse::<f64>().unwrap_or(f64::NAN))
+        } else if i - start <= 18 {
+            // At most 18 digits always fits an i64.
+            b.int(text.parse::<i64>().unwrap_or(0))
+        } else {
+            match text.parse::<i64>() {
+                Ok(v) => b.int(v),
+                Err(_) => b.big_int(text),
+            }
+        }
+    }
+
+    /// Scan a string starting at the opening quote. Strings without escapes
+    /// are returned as a range of the input; others are unescaped into
+    /// `self.scratch`.
+    fn string(&mut self) -> Result<StrRef> {
+        let input = self.input;
+        let start = self.pos + 1;
+        let mut i = start;
+        // Fast path: find the closing quote with no escapes.
+        while let Some(&c) = input.get(i) {
+            match c {
+                b'"' => {
+                    if std::str::from_utf8(&input[start..i]).is_err() {
+                        return Err(self.utf8_error(start, i));
+                    }
+                    self.pos = i + 1;
+                    return Ok(StrRef::Input(start, i));
+                }
+                b'\\' => break,
+                0..=0x1f => return Err(self.err_at("JSON_CONTROL_CHARACTER", "expected an escape sequence for a control character in string", i)),
+                _ => i += 1,
+            }
+        }
+        if i >= input.len() {
+            return Err(self.err_at("JSON_UNTERMINATED_STRING", "expected '\"' to close the string", i));
+        }
+        // Slow path with escapes.
+        let mut out = std::mem::take(&mut self.scratch);
+        out.clear();
+        let mut run = start;
+        let res = loop {
+            let Some(&c) = input.get(i) else {
+                break Err(self.err_at("JSON_UNTERMINATED_STRING", "expected '\"' to close the string", i));
+            };
+            match c {
+                b'"' => {
+                    match std::str::from_utf8(&input[run..i]) {
+                        Ok(s) => out.push_str(s),
+                        Err(_) => break Err(self.utf8_error(run, i)),
+                    }
+                    self.pos = i + 1;
+                    break Ok(());
+                }
+                b'\\' => {
+                    match std::str::from_utf8(&input[run..i]) {
+                        Ok(s) => out.push_str(s),
+                        Err(_) => break Err(self.utf8_error(run, i)),
+                    }
+                    match self.escape(i, &mut out) {
+                        Ok(next) => {
+                            i = next;
+                            run = i;
+                        }
+                        Err(e) => break Err(e),
+                    }
+                }
+                0..=0x1f => break Err(self.err_at("JSON_CONTROL_CHARACTER", "expected an escape sequence for a control character in string", i)),
+                _ => i += 1,
+            }
+        };
+        self.scratch = out;
+        res.map(|_| StrRef::Scratch)
+    }
+
+    /// Decode the escape at `i` (the backslash); returns the index after it.
+    fn escape(&self, i: usize, out: &mut String) -> Result<usize> {
+        let input = self.input;
+        let Some(&c) = input.get(i + 1) else {
+            return Err(self.err_at("JSON_UNTERMINATED_STRING", "expected an escape character after '\\'", i + 1));
+        };
+        let ch = match c {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => {
+                let hi = self.hex4(i + 2)?;
+                if (0xD800..0xDC00).contains(&hi) {
+                    if input.get(i + 6) == Some(&b'\\') && input.get(i + 7) == Some(&b'u') {
+                        let lo = self.hex4(i + 8)?;
+                        if (0xDC00..0xE000).contains(&lo) {
+                            let cp = 0x10000 + (((hi - 0xD800) as u32) << 10) + (lo - 0xDC00) as u32;
+                            out.push(char::from_u32(cp).unwrap_or('\u{FFFD}'));
+                            return Ok(i + 12);
+                        }
+                    }
+                    return Err(self.lone_surrogate(i, hi));
+                }
+                if (0xDC00..0xE000).contains(&hi) {
+                    return Err(self.lone_surrogate(i, hi));
+                }
+                out.push(char::from_u32(hi as u32).unwrap_or('\u{FFFD}'));
+                return Ok(i + 6);
+            }
+            _ => return Err(self.err_at("JSON_INVALID_ESCAPE", "expected one of \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX", i)),
+        };
+        out.push(ch);
+        Ok(i + 2)
+    }
+
+    fn hex4(&self, at: usize) -> Result<u16> {
+        let mut v: u16 = 0;
+        for k in 0..4 {
+            let d = match self.input.get(at + k) {
+                Some(&c @ b'0'..=b'9') => c - b'0',
+                Some(&c @ b'a'..=b'f') => c - b'a' + 10,
+                Some(&c @ b'A'..=b'F') => c - b'A' + 10,
+                _ => return Err(self.err_at("JSON_INVALID_ESCAPE", "expected 4 hex digits after \\u", at + k)),
+            };
+            v = (v << 4) | d as u16;
+        }
+        Ok(v)
+    }
+
+    #[cold]
+    fn lone_surrogate(&self, at: usize, unit: u16) -> Error {
+        Error::new(
+            Format::Json,
+            "JSON_LONE_SURROGATE",
+            format!("unpaired surrogate \\u{unit:04x} in string (expected a high surrogate followed by a low surrogate)"),
+        )
+        .at(at)
+    }
+
+    #[cold]
+    fn utf8_error(&self, start: usize, end: usize) -> Error {
+        let valid = std::str::from_utf8(&self.input[start..end]).err().map_or(0, |e| e.valid_up_to());
+        Error::new(Format::Json, "JSON_INVALID_UTF8", "invalid UTF-8 in string (expected UTF-8 text)").at(start + valid)
+    }
+}
+
+enum StrRef {
+    Input(usize, usize),
+    Scratch,
+}
+
+/// Check that `input` is one JSON document without building anything; the
+/// error, if any, carries the byte offset. Used on error paths by bindings
+/// whose host parser reports no byte offset.
+pub fn validate(input: &[u8], opts: ParseOptions) -> Result<()> {
+    parse_with(input, opts, &mut NullBuilder).map(|_| ())
+}
+
+struct NullBuilder;
+
+impl Builder for NullBuilder {
+    type Value = ();
+    type Key = ();
+    type Error = Error;
+    fn null(&mut self) -> Result<()> {
+        Ok(())
+    }
+    fn bool(&mut self, _: bool) -> Result<()> {
+        Ok(())
+    }
+    fn int(&mut self, _: i64) -> Result<()> {
+        Ok(())
+    }
+    fn big_int(&mut self, _: &str) -> Result<()> {
+        Ok(())
+    }
+    fn float(&mut self, _: f64) -> Result<()> {
+        Ok(())
+    }
+    fn string(&mut self, _: &str) -> Result<()> {
+        Ok(())
+    }
+    fn key(&mut self, _: &str) -> Result<()> {
+        Ok(())
+    }
+    fn array(&mut self, items: Drain<'_, ()>) -> Result<()> {
+        drop(items);
+        Ok(())
+    }
+    fn object(&mut self, entries: Drain<'_, ((), ())>) -> Result<()> {
+        drop(entries);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn s(v: serde_json::Value) -> String {
+        String::from_utf8(to_vec(&v).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn writes_like_json_stringify() {
+        assert_eq!(s(json!({"a": [1, 2.5, null, true], "b": "x\"\\\n\u{1}é"})), r#"{"a":[1,2.5,null,true],"b":"x\"\\\n\u0001é"}"#);
+        assert_eq!(s(json!(1.0)), "1");
+        assert_eq!(s(json!(1e21)), "1e+21");
+        assert_eq!(s(json!(1.5e-7)), "1.5e-7");
+        assert_eq!(s(json!(0.000001)), "0.000001");
+        assert_eq!(s(json!(-0.0)), "0");
+        assert_eq!(s(json!({"b": 1, "2": 2, "1": 3, "01": 4})), r#"{"1":3,"2":2,"b":1,"01":4}"#);
+    }
+
+    #[test]
+    fn parses_with_offsets() {
+        assert_eq!(parse(br#" {"a": [1, -2.5e3, "\u00e9\ud83d\ude00"]} "#, ParseOptions::default()).unwrap(), json!({"a": [1, -2500.0, "é😀"]}));
+        let e = parse(b"[1, 2", ParseOptions::default()).unwrap_err();
+        assert_eq!(e.offset(), Some(5));
+        assert_eq!(e.code(), "JSON_UNEXPECTED_TOKEN");
+        let e = parse(b"[01]", ParseOptions::default()).unwrap_err();
+        assert_eq!(e.offset(), Some(2));
+        let e = parse(b"\"a\xff\"", ParseOptions::default()).unwrap_err();
+        assert_eq!((e.code(), e.offset()), ("JSON_INVALID_UTF8", Some(2)));
+        assert!(parse(b"NaN", ParseOptions::default()).is_err());
+        assert_eq!(parse(b"[NaN, -Infinity]", ParseOptions { allow_nan: true, ..Default::default() }).unwrap(), json!([null, null]));
+        let deep = "[".repeat(2000);
+        assert_eq!(parse(deep.as_bytes(), ParseOptions::default()).unwrap_err().code(), "JSON_TOO_DEEP");
+        assert_eq!(parse(b"12345678901234567890", ParseOptions::default()).unwrap(), json!(12345678901234567890u64));
+        assert_eq!(parse(b"{} x", ParseOptions::default()).unwrap_err().code(), "JSON_TRAILING_CHARACTERS");
+    }
+}

@@ -1,0 +1,1 @@
+//! Kameo remote-actor protocol codec (kameo 0.22.2).

@@ -1,0 +1,21 @@
+//! polywire: byte-exact codecs for the wire formats of agent systems.
+//!
+//! One module per format; every codec returns the crate's one [`Error`] type,
+//! which carries the format, a stable code, the position and a message.
+//!
+//! - [`kado`]: Kado frames ("TOON protocol": 18-byte header, JSON payload, RLE).
+//! - [`toon`]: TOON text (Token-Oriented Object Notation).
+//! - [`tether`]: Tether, Caffeine's tagged 32-bit object encoding.
+//! - [`axon`]: AXON v2 agent message envelopes.
+//! - [`kameo`]: the Kameo remote-actor protocol.
+//! - [`json`]: the `JSON.stringify`-exact JSON layer the others share.
+
+pub mod axon;
+pub mod error;
+pub mod json;
+pub mod kado;
+pub mod kameo;
+pub mod tether;
+pub mod toon;
+
+pub use error::{Error, Format, Position, Result};

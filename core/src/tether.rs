@@ -1,0 +1,1 @@
+//! Tether: Caffeine's 32-bit big-endian tagged object encoding.
