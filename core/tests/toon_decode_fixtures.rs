@@ -1,0 +1,126 @@
+//! Runs every case of the TOON spec v4.0 decode fixtures
+//! (`shared/toon-spec/fixtures/decode/*.json`, beside the repository)
+//! through `polywire::toon::decode`.
+//!
+//! Expected values must be equal (numbers compared numerically, object keys
+//! as sets), `shouldError` cases must fail, and the `strict` and
+//! `indentSize` options are honoured. Four v4.0 cases are decoded
+//! differently by the reference implementation `@toon-format/toon` 4.4.0,
+//! which this crate follows: they must fail with the reference's message.
+
+use polywire::toon::decode::{decode, DecodeOptions};
+use serde_json::Value;
+use std::path::Path;
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/toon-spec/fixtures/decode");
+
+/// v4.0 cases the 4.4 reference rejects (non-strict malformed bracket
+/// headers that v4.0 read as literal keys; spec 4.1+ makes them errors in
+/// both modes), with the reference's message.
+const CHANGED_IN_4_4: [(&str, &str, &str); 4] = [
+    (
+        "objects.json",
+        "treats extra brackets after valid array segment as literal key (non-strict)",
+        "Unexpected content \"[bar]\" between bracket segment and colon",
+    ),
+    (
+        "objects.json",
+        "treats bracket segment without a length as literal key (non-strict)",
+        "Invalid array length: \"\" (expected non-negative integer with no leading zeros)",
+    ),
+    (
+        "objects.json",
+        "treats non-integer bracket content as literal key (non-strict)",
+        "Unexpected content \"[1]\" between bracket segment and colon",
+    ),
+    (
+        "objects.json",
+        "treats text between bracket segment and colon as literal key (non-strict)",
+        "Unexpected content \"extra\" between bracket segment and colon",
+    ),
+];
+
+/// JSON equality with numbers compared as doubles (the reference's numbers
+/// are doubles; the decoder hands out i64 or f64) and object keys as sets.
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q)),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+fn options(test: &Value) -> DecodeOptions {
+    let mut opts = DecodeOptions::default();
+    if let Some(o) = test.get("options").and_then(Value::as_object) {
+        for (k, v) in o {
+            match k.as_str() {
+                "strict" => opts.strict = v.as_bool().expect("strict is a boolean"),
+                "indentSize" => opts.indent = v.as_u64().expect("indentSize is a number") as usize,
+                other => panic!("unknown fixture option {other}"),
+            }
+        }
+    }
+    opts
+}
+
+#[test]
+fn spec_v4_decode_fixtures() {
+    let mut files: Vec<_> = std::fs::read_dir(Path::new(FIXTURES))
+        .expect("fixtures directory shared/toon-spec/fixtures/decode beside the repository")
+        .map(|e| e.expect("directory entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 14, "fixture files");
+
+    let mut cases = 0;
+    let mut errors = 0;
+    let mut changed_seen = 0;
+    let mut failures = Vec::new();
+    for path in &files {
+        let file = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
+        let doc: Value = serde_json::from_slice(&std::fs::read(path).expect("read fixture")).expect("fixture JSON");
+        for test in doc["tests"].as_array().expect("tests array") {
+            cases += 1;
+            let name = test["name"].as_str().expect("name");
+            let input = test["input"].as_str().expect("input");
+            let got = decode(input, &options(test));
+            if let Some((_, _, message)) = CHANGED_IN_4_4.iter().find(|(f, n, _)| *f == file && *n == name) {
+                changed_seen += 1;
+                match &got {
+                    Err(e) if e.message().starts_with(message) => {}
+                    _ => failures.push(format!("{file} / {name}: expected the 4.4 error {message:?}, got {got:?}")),
+                }
+                continue;
+            }
+            if test.get("shouldError").and_then(Value::as_bool) == Some(true) {
+                errors += 1;
+                if got.is_ok() {
+                    failures.push(format!("{file} / {name}: expected an error, got {got:?} for {input:?}"));
+                }
+                continue;
+            }
+            match got {
+                Ok(v) if same(&v, &test["expected"]) => {}
+                other => failures.push(format!(
+                    "{file} / {name}: input {input:?}\n  expected {}\n  got {other:?}",
+                    test["expected"]
+                )),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} of {cases} fixture cases fail:\n{}", failures.len(), failures.join("\n"));
+    assert_eq!((cases, errors, changed_seen), (343, 79, 4), "(cases, error cases, 4.4 changes) seen");
+}
+
+#[test]
+fn comparison_is_not_vacuous() {
+    assert!(same(&serde_json::json!({"a": [1, 2.0]}), &serde_json::json!({"a": [1.0, 2]})));
+    assert!(!same(&serde_json::json!({"a": 1}), &serde_json::json!({"a": "1"})));
+    assert!(!same(&serde_json::json!({"a": 1}), &serde_json::json!({"a": 1, "b": 2})));
+    assert!(!same(&serde_json::json!([1, 2]), &serde_json::json!([2, 1])));
+}
