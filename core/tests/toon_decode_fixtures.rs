@@ -124,3 +124,34 @@ fn comparison_is_not_vacuous() {
     assert!(!same(&serde_json::json!({"a": 1}), &serde_json::json!({"a": 1, "b": 2})));
     assert!(!same(&serde_json::json!([1, 2]), &serde_json::json!([2, 1])));
 }
+
+/// `vectors/toon_decode.json`: texts decoded by the reference 4.4.0 (see its
+/// "how" field). Values must be equal; errors must be at the reference's
+/// line, with a message starting with the reference's.
+#[test]
+fn reference_vectors() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../vectors/toon_decode.json");
+    let doc: Value = serde_json::from_slice(&std::fs::read(path).expect("read vectors")).expect("vectors JSON");
+    assert!(doc["how"].as_str().is_some_and(|h| !h.is_empty()), "vectors say how they were made");
+    let cases = doc["cases"].as_array().expect("cases");
+    assert!(cases.len() > 1000, "{} vectors", cases.len());
+    let mut failures = Vec::new();
+    for case in cases {
+        let input = case["input"].as_str().expect("input");
+        let opts = DecodeOptions {
+            strict: case["strict"].as_bool().expect("strict"),
+            indent: case["indent"].as_u64().expect("indent") as usize,
+            ..Default::default()
+        };
+        let got = decode(input, &opts);
+        let ok = match (&got, case.get("value"), case["error"].as_str()) {
+            (Ok(v), Some(want), None) => same(v, want),
+            (Err(e), None, Some(msg)) => e.message().starts_with(msg) && e.line() == case["line"].as_u64().map(|l| l as usize),
+            _ => false,
+        };
+        if !ok {
+            failures.push(format!("{input:?} strict={} indent={}\n  reference {}\n  got {got:?}", opts.strict, opts.indent, case.get("value").unwrap_or(&case["error"])));
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} vectors differ:\n{}", failures.len(), cases.len(), failures.join("\n"));
+}

@@ -423,11 +423,31 @@ fn is_key_value_content(content: &str) -> bool {
 }
 
 /// A tabular row (rather than a `key: value` line): no unquoted colon, or
-/// a delimiter before the first one.
+/// a delimiter before the first one. One scan that stops at whichever of
+/// the two comes first.
 fn is_data_row(content: &str, delim: u8) -> bool {
-    let b = content.as_bytes();
-    let Some(colon) = find_unquoted(b, b':', 0) else { return true };
-    find_unquoted(b, delim, 0).is_some_and(|d| d < colon)
+    let s = content.as_bytes();
+    let mut in_quotes = false;
+    let mut i = 0;
+    while i < s.len() {
+        let c = s[i];
+        if c == b'\\' && in_quotes && i + 1 < s.len() {
+            i += 2;
+            continue;
+        }
+        if c == b'"' {
+            in_quotes = !in_quotes;
+        } else if !in_quotes {
+            if c == delim {
+                return true;
+            }
+            if c == b':' {
+                return false;
+            }
+        }
+        i += 1;
+    }
+    true
 }
 
 /// The cells of a delimited row: split at unquoted delimiters; an empty
