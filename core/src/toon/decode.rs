@@ -1918,4 +1918,76 @@ mod tests {
             assert_eq!(find_byte(hay, from, b'\n'), naive);
         }
     }
+
+    mod props {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        /// Lines of TOON-ish tokens: keys, headers, field lists, list
+        /// markers, quotes, escapes, delimiters, comments.
+        fn toonish() -> impl Strategy<Value = String> {
+            let token = prop::sample::select(vec![
+                "a", "b", "k", "\"k\"", "\"a b\"", ":", ": ", " ", ",", "|", "\t", "[2]", "[1]", "[0]", "[2:]", "[2|]",
+                "[1\t]", "{a,b}", "{a}", "{g{x}}", "- ", "-", "1", "-0", "1e5", "05", "x", "\"", "\\n", "\\u00e9",
+                "\\ud800", "#", "[]", "{", "}", "[", "]", "\r", "é", "😀", "\u{feff}",
+            ]);
+            let indent = prop::sample::select(vec!["", "", "  ", "    ", "      ", " ", "   ", "\t", "  \t"]);
+            let line = (indent, prop::collection::vec(token, 0..7)).prop_map(|(i, t)| format!("{i}{}", t.concat()));
+            prop::collection::vec(line, 0..8).prop_map(|l| l.join("\n"))
+        }
+
+        fn opts(strict: bool, indent: usize) -> DecodeOptions {
+            DecodeOptions { strict, indent, ..Default::default() }
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+            #[test]
+            fn never_panics_and_errors_are_placed(text in toonish(), strict: bool, indent in 1usize..5) {
+                if let Err(e) = decode(&text, &opts(strict, indent)) {
+                    prop_assert!(e.code().starts_with("TOON_"));
+                    let lines = text.split('\n').count();
+                    prop_assert!(e.line().is_some_and(|l| l >= 1 && l <= lines), "{e:?} for {lines} lines");
+                    prop_assert!(!e.message().is_empty());
+                }
+            }
+
+            /// Strict mode only adds checks: what it accepts, non-strict
+            /// mode decodes to the same value (true of the reference on the
+            /// differential corpus).
+            #[test]
+            fn strict_acceptance_implies_same_lax_value(text in toonish(), indent in 1usize..5) {
+                if let Ok(v) = decode(&text, &opts(true, indent)) {
+                    prop_assert_eq!(decode(&text, &opts(false, indent)).ok(), Some(v));
+                }
+            }
+
+            /// Doubling every indentation and the indent size changes nothing
+            /// but the numbers in messages.
+            #[test]
+            fn indentation_scales(text in toonish(), strict: bool) {
+                let doubled: Vec<String> = text
+                    .split('\n')
+                    .map(|l| {
+                        let n = l.len() - l.trim_start_matches(' ').len();
+                        format!("{}{}", " ".repeat(2 * n), &l[n..])
+                    })
+                    .collect();
+                let a = decode(&text, &opts(strict, 2));
+                let b = decode(&doubled.join("\n"), &opts(strict, 4));
+                prop_assert_eq!(a.as_ref().ok(), b.as_ref().ok());
+                prop_assert_eq!(a.map_err(|e| (e.code(), e.line())).err(), b.map_err(|e| (e.code(), e.line())).err());
+            }
+
+            #[test]
+            fn bytes_agree_with_text(bytes in prop::collection::vec(any::<u8>(), 0..64), strict: bool) {
+                let got = decode_bytes(&bytes, &opts(strict, 2));
+                match std::str::from_utf8(&bytes) {
+                    Ok(text) => prop_assert_eq!(got, decode(text, &opts(strict, 2))),
+                    Err(_) => prop_assert_eq!(got.map_err(|e| e.code()), Err("TOON_INVALID_UTF8")),
+                }
+            }
+        }
+    }
 }
