@@ -736,6 +736,47 @@ impl Builder for NullBuilder {
     }
 }
 
+/// Replace the `NaN`, `Infinity` and `-Infinity` tokens outside strings with
+/// `null`, for host parsers that reject them (`JSON.parse`); `null` is what
+/// `JSON.stringify` writes for those values. Other text is copied unchanged.
+pub fn non_finite_to_null(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    let mut run = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                // Skip the string, honouring escapes.
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            b'N' | b'I' | b'-' => {
+                let tok: &[u8] = if b[i..].starts_with(b"NaN") {
+                    b"NaN"
+                } else if b[i..].starts_with(b"Infinity") {
+                    b"Infinity"
+                } else if b[i..].starts_with(b"-Infinity") {
+                    b"-Infinity"
+                } else {
+                    i += 1;
+                    continue;
+                };
+                out.push_str(&text[run..i]);
+                out.push_str("null");
+                i += tok.len();
+                run = i;
+            }
+            _ => i += 1,
+        }
+    }
+    out.push_str(&text[run.min(text.len())..]);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -772,5 +813,6 @@ mod tests {
         assert_eq!(parse(deep.as_bytes(), ParseOptions::default()).unwrap_err().code(), "JSON_TOO_DEEP");
         assert_eq!(parse(b"12345678901234567890", ParseOptions::default()).unwrap(), json!(12345678901234567890u64));
         assert_eq!(parse(b"{} x", ParseOptions::default()).unwrap_err().code(), "JSON_TRAILING_CHARACTERS");
+        assert_eq!(non_finite_to_null(r#"[NaN,"NaN \"Infinity",-Infinity,{"a":Infinity}]"#), r#"[null,"NaN \"Infinity",null,{"a":null}]"#);
     }
 }
