@@ -364,18 +364,21 @@ pub fn parse_payload<B: Builder>(payload: &[u8], base: usize, builder: &mut B) -
 where
     B::Error: From<Error>,
 {
-    // The builder's error type may be foreign (a Python exception); JSON
-    // syntax errors are re-labelled by `payload_error` below through a
-    // dedicated validation pass only on the error path.
-    match json::parse_with(payload, ParseOptions { allow_nan: true, ..Default::default() }, builder) {
+    // UTF-8 is checked over the whole payload first (fast, and it makes the
+    // error the same in every binding, whether or not the bad byte sits in a
+    // string).
+    payload_str(payload, base)?;
+    let opts = ParseOptions { allow_nan: true, ..Default::default() };
+    match json::parse_with(payload, opts, builder) {
         Ok(v) => Ok(v),
         Err(e) => {
-            // Distinguish a JSON error (report it as a Kado error with the
-            // frame offset) from a builder error (pass it through).
-            if let Err(je) = json::validate(payload, ParseOptions { allow_nan: true, ..Default::default() }) {
-                Err(payload_error(je, base).into())
-            } else {
-                Err(e)
+            // The builder's error type may be foreign (a Python exception):
+            // tell a JSON error (reported as a Kado error at its frame
+            // offset) from a builder error (passed through) by re-checking,
+            // on this error path only.
+            match json::validate(payload, opts) {
+                Err(je) => Err(payload_error(je, base).into()),
+                Ok(()) => Err(e),
             }
         }
     }
