@@ -76,7 +76,7 @@ pub fn encode_header(
 #[napi(js_name = "kadoPayloadToText")]
 pub fn payload_to_text(payload: &[u8]) -> Result<String> {
     let p = kado::decompress(payload).napi()?;
-    Ok(kado::payload_str(&p, 0).napi()?.to_owned())
+    Ok(kado::host_payload_text(&p, 0).napi()?.to_owned())
 }
 
 /// Validate a whole frame and return its payload as text (decompressed,
@@ -85,7 +85,7 @@ pub fn payload_to_text(payload: &[u8]) -> Result<String> {
 pub fn payload_text(frame: &[u8]) -> Result<String> {
     let (_, payload) = kado::decode_raw(frame).napi()?;
     let base = if matches!(payload, Cow::Borrowed(_)) { HEADER_SIZE } else { 0 };
-    Ok(kado::payload_str(&payload, base).napi()?.to_owned())
+    Ok(kado::host_payload_text(&payload, base).napi()?.to_owned())
 }
 
 /// Validate a whole frame and return its payload bytes, decompressed.
@@ -197,14 +197,9 @@ impl KadoFrameDecoder {
                 Either::B(f.payload.into())
             } else {
                 let base = if f.compressed { 0 } else { f.offset as usize + HEADER_SIZE };
-                match String::from_utf8(f.payload) {
-                    Ok(s) => Either::A(s),
-                    Err(e) => {
-                        let err = kado::payload_str(e.as_bytes(), base).err().unwrap_or_else(|| {
-                            polywire::Error::new(polywire::Format::Kado, "KADO_INVALID_UTF8", "invalid UTF-8 in payload")
-                        });
-                        return self.fail_after(out, err);
-                    }
+                match kado::host_payload_text(&f.payload, base) {
+                    Ok(s) => Either::A(s.to_owned()),
+                    Err(e) => return self.fail_after(out, e),
                 }
             };
             let h = f.header;

@@ -75,11 +75,41 @@ fn encode<'py>(
     let t = message_type(msg_type)?;
     let seq = u32_arg("sequence_id", sequence_id)?;
     let ts = timestamp_arg(timestamp)?;
-    let mut buf = Vec::with_capacity(HEADER_SIZE + 120);
-    buf.extend_from_slice(&[0u8; HEADER_SIZE]);
-    pyjson::write(&mut buf, data)?;
-    kado::finish_frame(&mut buf, t, seq, ts).py_err(py)?;
-    Ok(PyBytes::new(py, &buf))
+    with_scratch(|buf, scratch| {
+        buf.extend_from_slice(&[0u8; HEADER_SIZE]);
+        pyjson::write(buf, data)?;
+        let frame = kado::finish_frame_with(buf, scratch, t, seq, ts).py_err(py)?;
+        Ok(PyBytes::new(py, frame))
+    })
+}
+
+thread_local! {
+    /// Buffers kept between `encode` calls: a large payload then costs no
+    /// fresh allocation (and, past the allocator's mmap threshold, no page
+    /// faults) on every call.
+    static SCRATCH: std::cell::RefCell<(Vec<u8>, Vec<u8>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// Run `f` with the two cleared scratch buffers (fresh ones if a re-entrant
+/// call holds them: serializing can run Python code).
+fn with_scratch<R>(f: impl FnOnce(&mut Vec<u8>, &mut Vec<u8>) -> PyResult<R>) -> PyResult<R> {
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut pair) => {
+            let (buf, scratch) = &mut *pair;
+            buf.clear();
+            scratch.clear();
+            let r = f(buf, scratch);
+            // Do not keep more than 1 MiB around after a huge payload.
+            if buf.capacity() > 1 << 20 {
+                *buf = Vec::new();
+            }
+            if scratch.capacity() > 1 << 20 {
+                *scratch = Vec::new();
+            }
+            r
+        }
+        Err(_) => f(&mut Vec::with_capacity(HEADER_SIZE + 120), &mut Vec::new()),
+    })
 }
 
 /// The payload bytes `encode` would write before compression.

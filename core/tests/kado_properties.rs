@@ -83,3 +83,35 @@ proptest! {
         prop_assert_eq!(n, frames.len());
     }
 }
+
+/// The upstream `simpleRLEEncode` loop, transcribed literally from
+/// compression.ts, as the reference for the faster encoder in the core.
+fn upstream_rle_encode(data: &[u8]) -> Vec<u8> {
+    let mut result = Vec::new();
+    let mut i = 0;
+    while i < data.len() {
+        let byte = data[i];
+        let mut count = 1;
+        while i + count < data.len() && data[i + count] == byte && count < 255 {
+            count += 1;
+        }
+        if count > 3 || byte == 0xff {
+            result.extend_from_slice(&[0xff, byte, count as u8]);
+        } else {
+            for _ in 0..count {
+                result.push(byte);
+            }
+        }
+        i += count;
+    }
+    result
+}
+
+proptest! {
+    #[test]
+    fn rle_encoder_equals_upstream_loop(data in prop::collection::vec(prop_oneof![Just(b'a'), Just(0xff), Just(b' '), any::<u8>()], 0..2000)) {
+        let mut ours = Vec::new();
+        kado::rle_encode_into(&data, &mut ours);
+        prop_assert_eq!(ours, upstream_rle_encode(&data));
+    }
+}
