@@ -1002,3 +1002,280 @@ impl Writer<'_> {
         for_each_entry(obj, |_, k, v| self.entry(k, &v, depth, nest + 1))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn enc(v: serde_json::Value) -> String {
+        encode_value(&v, &EncodeOptions::default()).expect("encodes")
+    }
+
+    fn enc_with(v: serde_json::Value, delimiter: Delimiter, indent: usize) -> String {
+        let opts = EncodeOptions { delimiter, indent, ..EncodeOptions::default() };
+        encode_value(&v, &opts).expect("encodes")
+    }
+
+    #[test]
+    fn root_forms() {
+        assert_eq!(enc(json!({})), "");
+        assert_eq!(enc(json!([])), "[]");
+        assert_eq!(enc(json!("")), "\"\"");
+        assert_eq!(enc(json!("\u{feff}x")), "\"\u{feff}x\"");
+        assert_eq!(enc(json!({"k": "\u{feff}x"})), "k: \u{feff}x");
+        assert_eq!(enc(json!(null)), "null");
+        assert_eq!(enc(json!([1, "a"])), "[2]: 1,a");
+    }
+
+    #[test]
+    fn numbers_in_ecmascript_form() {
+        let v: serde_json::Value = crate::json::parse(
+            b"[1.0, -0.0, 1e21, 1e20, 1e-7, 0.000001, 5e-324, 18446744073709551615, -9223372036854775808]",
+            Default::default(),
+        )
+        .expect("parses");
+        assert_eq!(
+            enc(v),
+            "[9]: 1,0,1e+21,100000000000000000000,1e-7,0.000001,5e-324,18446744073709551615,-9223372036854775808"
+        );
+        let mut out = String::new();
+        push_f64(&mut out, f64::NAN);
+        push_f64(&mut out, f64::NEG_INFINITY);
+        push_f64(&mut out, -0.0);
+        assert_eq!(out, "nullnull0");
+    }
+
+    #[test]
+    fn string_quoting() {
+        let cases = [
+            ("a b", "a b"),
+            (" a", "\" a\""),
+            ("a\t", "\"a\\t\""),
+            ("true", "\"true\""),
+            ("True", "True"),
+            ("-1e+5", "\"-1e+5\""),
+            ("+1.5E3", "\"+1.5E3\""),
+            ("05", "\"05\""),
+            ("1.", "1."),
+            (".5", ".5"),
+            ("1e", "1e"),
+            ("-x", "\"-x\""),
+            ("#x", "\"#x\""),
+            ("x#", "x#"),
+            ("a:b", "\"a:b\""),
+            ("a,b", "\"a,b\""),
+            ("a|b", "a|b"),
+            ("[x]", "\"[x]\""),
+            ("q\"\\", "\"q\\\"\\\\\""),
+            ("\u{1}\u{8}\u{c}\r\n\u{7f}", "\"\\u0001\\u0008\\u000c\\r\\n\u{7f}\""),
+            ("日本 😀", "日本 😀"),
+        ];
+        for (s, want) in cases {
+            assert_eq!(enc(json!({ "k": s })), format!("k: {want}"), "{s:?}");
+        }
+        assert_eq!(enc_with(json!(["a|b", "a,b"]), Delimiter::Pipe, 2), "[2|]: \"a|b\"|a,b");
+        assert_eq!(enc_with(json!(["a\tb", "a,b"]), Delimiter::Tab, 2), "[2\t]: \"a\\tb\"\ta,b");
+    }
+
+    #[test]
+    fn key_quoting() {
+        assert_eq!(
+            enc(json!({"a.b_1": 1, "1a": 2, "": 3, "a-b": 4, "é": 5})),
+            "a.b_1: 1\n\"1a\": 2\n\"\": 3\n\"a-b\": 4\n\"é\": 5"
+        );
+    }
+
+    #[test]
+    fn keys_in_javascript_order() {
+        assert_eq!(
+            enc(json!({"b": 1, "10": 2, "a": 3, "2": 4, "01": 5, "4294967295": 6})),
+            "\"2\": 4\n\"10\": 2\nb: 1\na: 3\n\"01\": 5\n\"4294967295\": 6"
+        );
+        // Tabular fields follow the first row's JavaScript order too.
+        assert_eq!(
+            enc(json!([{"x": 1, "1": 2}, {"1": 3, "x": 4}])),
+            "[2]{\"1\",x}:\n  2,1\n  3,4"
+        );
+    }
+
+    #[test]
+    fn tabular_rows_in_any_key_order() {
+        assert_eq!(
+            enc(json!({"t": [{"a": 1, "b": 2}, {"b": 3, "a": 4}]})),
+            "t[2]{a,b}:\n  1,2\n  4,3"
+        );
+        // A missing or extra key, or a non-primitive cell, breaks the table.
+        assert_eq!(enc(json!([{"a": 1}, {"b": 1}])), "[2]:\n  - a: 1\n  - b: 1");
+        assert_eq!(enc(json!([{"a": 1}, {"a": [1]}])), "[2]:\n  - a: 1\n  - a[1]: 1");
+    }
+
+    #[test]
+    fn nested_field_groups_and_keyed_objects() {
+        assert_eq!(
+            enc_with(
+                json!({"o": [{"id": 1, "c": {"n": "A", "k": 1}}, {"id": 2, "c": {"k": 2, "n": "B"}}]}),
+                Delimiter::Pipe,
+                1
+            ),
+            "o[2|]{id|c{n|k}}:\n 1|A|1\n 2|B|2"
+        );
+        assert_eq!(
+            enc(json!({"s": {"x": {"h": "a", "p": 1}, "y": {"h": "b", "p": 2}}})),
+            "s[2:]{h,p}:\n  x: a,1\n  y: b,2"
+        );
+        assert_eq!(enc_with(json!({"x": {"p": 1}, "y": {"p": 2}}), Delimiter::Tab, 2), "[2:\t]{p}:\n  x: 1\n  y: 2");
+        // One entry, or an empty object value: ordinary nesting.
+        assert_eq!(enc(json!({"s": {"x": {"p": 1}}})), "s:\n  x:\n    p: 1");
+        assert_eq!(enc(json!({"s": {"x": {"p": 1}, "y": {}}})), "s:\n  x:\n    p: 1\n  y:");
+    }
+
+    #[test]
+    fn list_items() {
+        assert_eq!(
+            enc(json!([1, [2, 3], [], {}, {"a": [{"b": 1}, {"b": 2}], "c": 1}, [[1], {"d": 1}]])),
+            "[6]:\n  - 1\n  - [2]: 2,3\n  - [0]:\n  -\n  - a[2]{b}:\n      1\n      2\n    c: 1\n  - [2]:\n    - [1]: 1\n    - d: 1"
+        );
+        assert_eq!(enc(json!([[1, 2], []])), "[2]:\n  - [2]: 1,2\n  - [0]:");
+        assert_eq!(enc(json!([{"a": []}, {"a": {}}])), "[2]:\n  - a: []\n  - a:");
+    }
+
+    #[test]
+    fn indent_option() {
+        let v = json!({"a": {"b": [{"c": 1, "d": [1]}]}});
+        assert_eq!(enc_with(v.clone(), Delimiter::Comma, 0), "a:\nb[1]:\n- c: 1\nd[1]: 1");
+        assert_eq!(enc_with(v, Delimiter::Comma, 3), "a:\n   b[1]:\n      - c: 1\n         d[1]: 1");
+        let e = encode_value(&json!(1), &EncodeOptions { indent: MAX_INDENT + 1, ..Default::default() })
+            .expect_err("indent too large");
+        assert_eq!(e.code(), "TOON_INVALID_OPTION");
+    }
+
+    #[test]
+    fn depth_is_bounded() {
+        // Debug builds take about 2.7 KiB of stack per level (release about
+        // 0.5 KiB): more than the 2 MiB of a test thread at MAX_DEPTH.
+        std::thread::Builder::new()
+            .stack_size(32 << 20)
+            .spawn(depth_is_bounded_body)
+            .expect("spawn")
+            .join()
+            .expect("no panic");
+    }
+
+    fn depth_is_bounded_body() {
+        fn nested(levels: usize, object: bool) -> serde_json::Value {
+            let mut v = json!(1);
+            for _ in 0..levels {
+                v = if object {
+                    serde_json::Value::Object([("k".to_string(), v)].into_iter().collect())
+                } else {
+                    serde_json::Value::Array(vec![json!(0), v])
+                };
+            }
+            v
+        }
+        // `levels` containers around a leaf: the innermost sits at level
+        // `levels - 1`.
+        for object in [true, false] {
+            assert!(encode_value(&nested(MAX_DEPTH, object), &EncodeOptions::default()).is_ok());
+            let e = encode_value(&nested(MAX_DEPTH + 1, object), &EncodeOptions::default()).expect_err("too deep");
+            assert_eq!(e.code(), "TOON_TOO_DEEP");
+        }
+        // Deep uniform rows recurse through nested field groups.
+        let mut row = json!(1);
+        for _ in 0..MAX_DEPTH + 5 {
+            row = serde_json::Value::Object([("k".to_string(), row)].into_iter().collect());
+        }
+        let e = encode_value(&json!([row, row]), &EncodeOptions::default()).expect_err("too deep");
+        assert_eq!(e.code(), "TOON_TOO_DEEP");
+    }
+
+    /// A handle whose values change between walks (as a Python object may
+    /// while user code runs): the encoder must fail cleanly, not panic.
+    #[derive(Clone)]
+    struct Shifty<'a>(&'a serde_json::Value, &'a std::cell::Cell<usize>);
+
+    impl EncodeValue for Shifty<'_> {
+        type Error = Error;
+        fn kind(&self) -> Result<Kind<'_>> {
+            self.1.set(self.1.get() + 1);
+            if self.1.get() > 6 && self.0.is_string() {
+                return Ok(Kind::Object);
+            }
+            (&self.0).kind().map(|k| match k {
+                Kind::Str(s) => Kind::Str(Cow::Owned(s.into_owned())),
+                k => k,
+            })
+        }
+        fn array_len(&self) -> usize {
+            self.0.as_array().map_or(0, Vec::len)
+        }
+        fn array_items(&self) -> impl Iterator<Item = Result<Self>> + '_ {
+            self.0.as_array().into_iter().flatten().map(|v| Ok(Shifty(v, self.1)))
+        }
+        fn object_len(&self) -> usize {
+            self.0.as_object().map_or(0, serde_json::Map::len)
+        }
+        fn object_entries(&self) -> impl Iterator<Item = Result<(Cow<'_, str>, Self)>> + '_ {
+            self.0
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(k, v)| Ok((Cow::Borrowed(k.as_str()), Shifty(v, self.1))))
+        }
+        fn object_get(&self, key: &str) -> Result<Option<Self>> {
+            Ok(self.0.get(key).map(|v| Shifty(v, self.1)))
+        }
+    }
+
+    #[test]
+    fn changing_values_fail_cleanly() {
+        let v = json!([{"a": "x"}, {"a": "y"}]);
+        let calls = std::cell::Cell::new(0);
+        let e = encode(&Shifty(&v, &calls), &EncodeOptions::default()).expect_err("value changed");
+        assert_eq!(e.code(), "TOON_VALUE_CHANGED");
+    }
+
+    fn reindent(text: &str, from: usize, to: usize) -> String {
+        text.split('\n')
+            .map(|l| {
+                let n = l.len() - l.trim_start_matches(' ').len();
+                format!("{}{}", " ".repeat(n / from * to), &l[n..])
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    fn arb_json() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::Bool),
+            any::<i64>().prop_map(|i| json!(i)),
+            any::<f64>().prop_map(|f| json!(f)),
+            "[ a-c1:,|\"\\-#\t\n\u{1}é]{0,6}".prop_map(serde_json::Value::String),
+        ];
+        leaf.prop_recursive(5, 64, 6, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..5).prop_map(serde_json::Value::Array),
+                proptest::collection::vec(("[a-c1 ]{0,3}", inner), 0..5)
+                    .prop_map(|e| serde_json::Value::Object(e.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Content never starts with a space, so the indent option only
+        /// scales each line's leading spaces; lines never end in a newline
+        /// or carry a raw control character other than a tab delimiter.
+        #[test]
+        fn indent_only_scales_leading_spaces(v in arb_json(), pipe in proptest::bool::ANY) {
+            let d = if pipe { Delimiter::Pipe } else { Delimiter::Tab };
+            let two = enc_with(v.clone(), d, 2);
+            let four = enc_with(v, d, 4);
+            proptest::prop_assert_eq!(reindent(&two, 2, 4), four);
+            proptest::prop_assert!(!two.ends_with('\n'));
+            proptest::prop_assert!(!two.bytes().any(|b| b < 0x20 && b != b'\n' && b != b'\t'));
+        }
+    }
+}
