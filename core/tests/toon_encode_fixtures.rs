@@ -3,7 +3,7 @@
 //! byte-equal output. The reference `@toon-format/toon` 4.4.0 passes all 173.
 
 use polywire::json::{self, ParseOptions};
-use polywire::toon::encode::{encode_value, EncodeOptions};
+use polywire::toon::encode::{encode_value, EncodeOptions, KeyFolding};
 use polywire::toon::Delimiter;
 use serde_json::Value;
 
@@ -57,4 +57,36 @@ fn encode_fixtures_byte_equal() {
     }
     assert!(failures.is_empty(), "{} of {total} cases differ:\n{}", failures.len(), failures.join("\n"));
     assert_eq!(total, 173, "expected the 173 cases of spec v4.0");
+}
+
+/// `vectors/toon_encode.json`: outputs of the reference on random documents
+/// (see its "how" field), shared with the Python and Node binding tests.
+#[test]
+fn encode_vectors_byte_equal() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../vectors/toon_encode.json");
+    let file = json::parse(&std::fs::read(path).expect("read vectors"), ParseOptions::default()).expect("parse vectors");
+    let cases = file["cases"].as_array().expect("cases array");
+    assert!(cases.len() >= 200, "expected the vector set, found {} cases", cases.len());
+    let mut failures = Vec::new();
+    for (i, case) in cases.iter().enumerate() {
+        let input = json::parse(case["input_json"].as_str().expect("input_json").as_bytes(), ParseOptions::default())
+            .expect("input parses");
+        let o = &case["options"];
+        let mut opts = EncodeOptions::default();
+        opts.delimiter = o["delimiter"].as_str().and_then(|d| d.chars().next()).and_then(Delimiter::from_char).expect("delimiter");
+        opts.indent = o["indent"].as_u64().expect("indent") as usize;
+        if let Some(k) = o.get("keyFolding") {
+            opts.key_folding = if k == "safe" { KeyFolding::Safe } else { KeyFolding::Off };
+        }
+        if let Some(d) = o.get("flattenDepth").and_then(Value::as_u64) {
+            opts.flatten_depth = d as usize;
+        }
+        let expected = case["expected"].as_str().expect("expected");
+        match encode_value(&input, &opts) {
+            Ok(got) if got == expected => {}
+            Ok(got) => failures.push(format!("case {i}: {}\n  expected: {expected:?}\n  got:      {got:?}", case["input_json"])),
+            Err(e) => failures.push(format!("case {i}: error {e:?}")),
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} vectors differ:\n{}", failures.len(), cases.len(), failures.join("\n"));
 }
