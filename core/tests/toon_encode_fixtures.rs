@@ -72,9 +72,11 @@ fn encode_vectors_byte_equal() {
         let input = json::parse(case["input_json"].as_str().expect("input_json").as_bytes(), ParseOptions::default())
             .expect("input parses");
         let o = &case["options"];
-        let mut opts = EncodeOptions::default();
-        opts.delimiter = o["delimiter"].as_str().and_then(|d| d.chars().next()).and_then(Delimiter::from_char).expect("delimiter");
-        opts.indent = o["indent"].as_u64().expect("indent") as usize;
+        let mut opts = EncodeOptions {
+            delimiter: o["delimiter"].as_str().and_then(|d| d.chars().next()).and_then(Delimiter::from_char).expect("delimiter"),
+            indent: o["indent"].as_u64().expect("indent") as usize,
+            ..EncodeOptions::default()
+        };
         if let Some(k) = o.get("keyFolding") {
             opts.key_folding = if k == "safe" { KeyFolding::Safe } else { KeyFolding::Off };
         }
