@@ -38,6 +38,7 @@
 //! `TOON_TOO_DEEP`).
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 
 use super::Delimiter;
 use crate::error::{Error, Format, Result};
@@ -253,10 +254,9 @@ pub fn encode_into<V: EncodeValue>(value: &V, opts: &EncodeOptions, out: &mut St
         delimiter: opts.delimiter,
         delim_byte: opts.delimiter.as_char() as u8,
         any_line: false,
-        fold_depth: match opts.key_folding {
-            KeyFolding::Off => 0,
-            KeyFolding::Safe => opts.flatten_depth,
-        },
+        folding: opts.key_folding == KeyFolding::Safe,
+        flatten_depth: opts.flatten_depth,
+        root_dotted: None,
     };
     w.root(value)
 }
@@ -630,8 +630,49 @@ struct Writer<'o> {
     delim_byte: u8,
     /// Whether a line was started (the next one is preceded by `\n`).
     any_line: bool,
-    /// Most segments a folded key may have; 0 or 1 when folding is off.
-    fold_depth: usize,
+    /// Key folding on (`KeyFolding::Safe`).
+    folding: bool,
+    /// `flatten_depth` option.
+    flatten_depth: usize,
+    /// With folding: the root object's keys that contain a dot, which no
+    /// folded path under the root may equal (`None` when there are none).
+    root_dotted: Option<HashSet<String>>,
+}
+
+/// Where an object's entries sit, for key folding (the reference 2.3.1's
+/// `remainingDepth`, `pathPrefix` and `rootLiteralKeys` arguments).
+#[derive(Clone, Copy)]
+struct FoldCtx<'p> {
+    /// Segments a folded key may still take.
+    remaining: usize,
+    /// Whether folded paths are checked against the root's dotted keys (in
+    /// the root object's nesting, not inside arrays).
+    root_chain: bool,
+    /// Dotted path of the object from the root; empty means none (the
+    /// reference tests it for truthiness).
+    prefix: &'p str,
+}
+
+/// Dotted path of `key` under `prefix` (the reference's `currentPath`).
+fn join_path(prefix: &str, key: &str) -> String {
+    if prefix.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{prefix}.{key}")
+    }
+}
+
+/// With folding: the object's keys that contain a dot (a folded key always
+/// does, so only these can collide with one).
+fn dotted_keys<V: EncodeValue>(obj: &V) -> Result<Option<HashSet<String>>, V::Error> {
+    let mut set: Option<HashSet<String>> = None;
+    for entry in obj.object_entries() {
+        let (k, _) = entry?;
+        if k.contains('.') {
+            set.get_or_insert_with(HashSet::new).insert(k.into_owned());
+        }
+    }
+    Ok(set)
 }
 
 impl Writer<'_> {
@@ -788,7 +829,15 @@ impl Writer<'_> {
                     self.header(None, rows.len(), Some(&fields), true);
                     self.keyed_rows(v, &fields, 1)
                 } else {
-                    self.object(v, 0, 0)
+                    if self.folding {
+                        self.root_dotted = dotted_keys(v)?;
+                    }
+                    let ctx = FoldCtx {
+                        remaining: self.flatten_depth,
+                        root_chain: self.root_dotted.is_some(),
+                        prefix: "",
+                    };
+                    self.object(v, 0, 0, ctx)
                 }
             }
             Kind::Str(s) if s.starts_with('\u{feff}') => {
@@ -800,36 +849,44 @@ impl Writer<'_> {
         }
     }
 
+    /// Folding context of an object outside the root's nesting.
+    fn fresh_ctx(&self) -> FoldCtx<'static> {
+        FoldCtx { remaining: self.flatten_depth, root_chain: false, prefix: "" }
+    }
+
     /// The entries of `obj` as `key: ...` lines at `depth`.
     ///
     /// In this and the following methods `nest` is the nesting level of the
     /// value handled (the root is 0), checked against [`MAX_DEPTH`] before a
     /// container is walked.
-    fn object<V: EncodeValue>(&mut self, obj: &V, depth: usize, nest: usize) -> Result<(), V::Error> {
+    fn object<V: EncodeValue>(&mut self, obj: &V, depth: usize, nest: usize, ctx: FoldCtx<'_>) -> Result<(), V::Error> {
         enter(nest)?;
-        if self.fold_depth >= 2 {
-            return self.object_folding(obj, depth, nest);
-        }
-        for_each_entry(obj, |_, k, v| self.entry(k, &v, depth, nest + 1))
+        let dotted = if self.folding { dotted_keys(obj)? } else { None };
+        for_each_entry(obj, |_, k, v| self.entry(k, &v, depth, nest + 1, ctx, dotted.as_ref()))
     }
 
-    /// One `key: value` entry (the reference's `encodeKeyValuePairLines`).
-    fn entry<V: EncodeValue>(&mut self, k: &str, v: &V, depth: usize, nest: usize) -> Result<(), V::Error> {
+    /// One `key: value` entry (the reference's `encodeKeyValuePairLines`);
+    /// `dotted` are the sibling keys containing a dot.
+    fn entry<V: EncodeValue>(
+        &mut self,
+        k: &str,
+        v: &V,
+        depth: usize,
+        nest: usize,
+        ctx: FoldCtx<'_>,
+        dotted: Option<&HashSet<String>>,
+    ) -> Result<(), V::Error> {
         match v.kind()? {
             Kind::Array => self.array(Some(k), v, depth, nest),
             Kind::Object => {
-                if let Some(Keyed { rows, fields }) = keyed_tabular(v, nest)? {
-                    self.line(depth);
-                    self.header(Some(k), rows.len(), Some(&fields), true);
-                    self.keyed_rows(v, &fields, depth + 1)
+                if self.folding && self.fold(k, v, depth, nest, ctx, dotted)? {
+                    return Ok(());
+                }
+                if ctx.root_chain {
+                    let path = join_path(ctx.prefix, k);
+                    self.object_entry(k, v, depth, nest, FoldCtx { prefix: &path, ..ctx })
                 } else {
-                    self.line(depth);
-                    self.key(k);
-                    self.out.push(':');
-                    if v.object_len() > 0 {
-                        self.object(v, depth + 1, nest)?;
-                    }
-                    Ok(())
+                    self.object_entry(k, v, depth, nest, ctx)
                 }
             }
             kind => {
@@ -839,6 +896,97 @@ impl Writer<'_> {
                 Ok(self.primitive(&kind)?)
             }
         }
+    }
+
+    /// An entry whose value is an object: keyed tabular, or `key:` and the
+    /// object's entries below (with `ctx` as their folding context).
+    fn object_entry<V: EncodeValue>(
+        &mut self,
+        k: &str,
+        v: &V,
+        depth: usize,
+        nest: usize,
+        ctx: FoldCtx<'_>,
+    ) -> Result<(), V::Error> {
+        if let Some(Keyed { rows, fields }) = keyed_tabular(v, nest)? {
+            self.line(depth);
+            self.header(Some(k), rows.len(), Some(&fields), true);
+            return self.keyed_rows(v, &fields, depth + 1);
+        }
+        self.line(depth);
+        self.key(k);
+        self.out.push(':');
+        if v.object_len() > 0 {
+            self.object(v, depth + 1, nest, ctx)?;
+        }
+        Ok(())
+    }
+
+    /// Key folding (spec v3 §13.4, as the reference 2.3.1's
+    /// `tryFoldKeyChain`): when `v` starts a chain of single-key objects and
+    /// every key of the chain (up to `ctx.remaining` segments) is an
+    /// identifier, write the chain as one dotted key and return true. Not
+    /// folded when the dotted key equals a sibling key or, under the root,
+    /// a dotted root key at the same path. The dotted key then takes the
+    /// value at the chain's end as any key does (array forms, keyed tabular).
+    fn fold<V: EncodeValue>(
+        &mut self,
+        k: &str,
+        v: &V,
+        depth: usize,
+        nest: usize,
+        ctx: FoldCtx<'_>,
+        dotted: Option<&HashSet<String>>,
+    ) -> Result<bool, V::Error> {
+        if ctx.remaining < 2 || v.object_len() != 1 || !is_identifier_segment(k) {
+            return Ok(false);
+        }
+        let mut folded = String::from(k);
+        let mut segments = 1;
+        let mut cur = v.clone();
+        while segments < ctx.remaining {
+            if !matches!(cur.kind()?, Kind::Object) || cur.object_len() != 1 {
+                break;
+            }
+            // `cur` is at level `nest + segments - 1` and is walked here.
+            enter(nest + segments - 1)?;
+            let next = {
+                let Some(entry) = cur.object_entries().next() else {
+                    break;
+                };
+                let (nk, nv) = entry?;
+                if !is_identifier_segment(&nk) {
+                    return Ok(false);
+                }
+                folded.push('.');
+                folded.push_str(&nk);
+                nv
+            };
+            cur = next;
+            segments += 1;
+        }
+        if segments < 2 || dotted.is_some_and(|d| d.contains(&folded)) {
+            return Ok(false);
+        }
+        let path = if ctx.root_chain { join_path(ctx.prefix, &folded) } else { String::new() };
+        if ctx.root_chain && self.root_dotted.as_ref().is_some_and(|r| r.contains(&path)) {
+            return Ok(false);
+        }
+        let leaf_nest = nest + segments - 1;
+        match cur.kind()? {
+            Kind::Array => self.array(Some(&folded), &cur, depth, leaf_nest)?,
+            Kind::Object => {
+                let ctx = FoldCtx { remaining: ctx.remaining - segments, root_chain: ctx.root_chain, prefix: &path };
+                self.object_entry(&folded, &cur, depth, leaf_nest, ctx)?;
+            }
+            kind => {
+                self.line(depth);
+                self.key(&folded);
+                self.out.push_str(": ");
+                self.primitive(&kind)?;
+            }
+        }
+        Ok(true)
     }
 
     /// An array under `key` (root when `None`), header at `depth`.
@@ -925,7 +1073,8 @@ impl Writer<'_> {
     }
 
     /// An object as a list item: its first entry on the `- ` line, the rest
-    /// below it (the reference's `encodeObjectAsListItemLines`).
+    /// below it (the reference's `encodeObjectAsListItemLines`). The first
+    /// key is never folded; the others are, with all keys as siblings.
     fn object_item<V: EncodeValue>(&mut self, obj: &V, depth: usize, nest: usize) -> Result<(), V::Error> {
         enter(nest)?;
         if obj.object_len() == 0 {
@@ -933,11 +1082,13 @@ impl Writer<'_> {
             self.out.push('-');
             return Ok(());
         }
+        let dotted = if self.folding { dotted_keys(obj)? } else { None };
+        let ctx = self.fresh_ctx();
         for_each_entry(obj, |i, k, v| {
             if i == 0 {
                 self.first_entry(k, &v, depth, nest + 1)
             } else {
-                self.entry(k, &v, depth + 1, nest + 1)
+                self.entry(k, &v, depth + 1, nest + 1, ctx, dotted.as_ref())
             }
         })
     }
@@ -983,7 +1134,8 @@ impl Writer<'_> {
                 self.key(k);
                 self.out.push(':');
                 if v.object_len() > 0 {
-                    self.object(v, depth + 2, nest)?;
+                    let ctx = self.fresh_ctx();
+                    self.object(v, depth + 2, nest, ctx)?;
                 }
                 Ok(())
             }
@@ -994,12 +1146,6 @@ impl Writer<'_> {
                 Ok(self.primitive(&kind)?)
             }
         }
-    }
-
-    /// `object` with key folding on (filled in below).
-    fn object_folding<V: EncodeValue>(&mut self, obj: &V, depth: usize, nest: usize) -> Result<(), V::Error> {
-        let _ = is_identifier_segment;
-        for_each_entry(obj, |_, k, v| self.entry(k, &v, depth, nest + 1))
     }
 }
 
@@ -1188,6 +1334,72 @@ mod tests {
         }
         let e = encode_value(&json!([row, row]), &EncodeOptions::default()).expect_err("too deep");
         assert_eq!(e.code(), "TOON_TOO_DEEP");
+    }
+
+    fn fold(v: serde_json::Value, flatten_depth: usize) -> String {
+        let opts = EncodeOptions { key_folding: KeyFolding::Safe, flatten_depth, ..EncodeOptions::default() };
+        encode_value(&v, &opts).expect("encodes")
+    }
+
+    #[test]
+    fn key_folding() {
+        let m = usize::MAX;
+        assert_eq!(fold(json!({"a": {"b": {"c": 1}}}), m), "a.b.c: 1");
+        assert_eq!(fold(json!({"a": {"b": {"c": {}}}}), m), "a.b.c:");
+        assert_eq!(fold(json!({"a": {"b": [1, 2]}}), m), "a.b[2]: 1,2");
+        assert_eq!(fold(json!({"a": {"b": {"c": {"d": 1}}}}), 2), "a.b:\n  c:\n    d: 1");
+        assert_eq!(fold(json!({"a": {"b": {"c": {"d": 1}}}}), 3), "a.b.c:\n  d: 1");
+        assert_eq!(fold(json!({"a": {"b": 1}}), 1), "a:\n  b: 1");
+        // Segments must be identifiers (no dots, nothing quoted).
+        assert_eq!(fold(json!({"a": {"b.c": {"d": 1}}}), m), "a:\n  b.c:\n    d: 1");
+        assert_eq!(fold(json!({"a": {"x-y": 1}}), m), "a:\n  \"x-y\": 1");
+        // No fold onto a sibling key, nor onto a dotted root key at that path.
+        assert_eq!(fold(json!({"a": {"b": 1}, "a.b": 2}), m), "a:\n  b: 1\na.b: 2");
+        assert_eq!(fold(json!({"x.a.b": 1, "x": {"y": 1, "a": {"b": 2}}}), m), "x.a.b: 1\nx:\n  y: 1\n  a:\n    b: 2");
+        assert_eq!(fold(json!({"x.a.b": 1, "y": {"y": 1, "a": {"b": 2}}}), m), "x.a.b: 1\ny:\n  y: 1\n  a.b: 2");
+        // The remaining depth shrinks along a folded chain only.
+        assert_eq!(
+            fold(json!({"a": {"b": {"c": 1, "d": {"e": {"f": 1}}}}}), 2),
+            "a.b:\n  c: 1\n  d:\n    e:\n      f: 1"
+        );
+        assert_eq!(fold(json!({"a": {"c": 1, "d": {"e": {"f": 1}}}}), 2), "a:\n  c: 1\n  d.e:\n    f: 1");
+        // A folded key takes v4 forms like any key.
+        assert_eq!(fold(json!({"a": {"b": {"x": {"p": 1}, "y": {"p": 2}}}}), m), "a.b[2:]{p}:\n  x: 1\n  y: 2");
+        // In list items the first key stays; the others fold, with every
+        // key of the item as a sibling.
+        assert_eq!(
+            fold(json!([{"a": {"b": 1}, "c": {"d": 1}, "z": 1}, 1]), m),
+            "[2]:\n  - a:\n      b: 1\n    c.d: 1\n    z: 1\n  - 1"
+        );
+        assert_eq!(
+            fold(json!([{"a.b": 1, "a": {"b": 2}}, 1]), m),
+            "[2]:\n  - a.b: 1\n    a:\n      b: 2\n  - 1"
+        );
+        // Off by default.
+        assert_eq!(enc(json!({"a": {"b": 1}})), "a:\n  b: 1");
+    }
+
+    #[test]
+    fn folding_depth_is_bounded() {
+        std::thread::Builder::new()
+            .stack_size(32 << 20)
+            .spawn(folding_depth_is_bounded_body)
+            .expect("spawn")
+            .join()
+            .expect("no panic");
+    }
+
+    fn folding_depth_is_bounded_body() {
+        let mut v = json!(1);
+        for _ in 0..MAX_DEPTH + 1 {
+            v = serde_json::Value::Object([("k".to_string(), v)].into_iter().collect());
+        }
+        let opts = EncodeOptions { key_folding: KeyFolding::Safe, ..EncodeOptions::default() };
+        let e = encode_value(&v, &opts).expect_err("too deep");
+        assert_eq!(e.code(), "TOON_TOO_DEEP");
+        let inner = v["k"].clone();
+        let text = encode_value(&inner, &opts).expect("at the limit");
+        assert_eq!(text.len(), "k".len() * MAX_DEPTH + (MAX_DEPTH - 1) + ": 1".len());
     }
 
     /// A handle whose values change between walks (as a Python object may
