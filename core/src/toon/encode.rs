@@ -35,7 +35,21 @@
 //!
 //! Lines are joined with `\n`, with no trailing newline; an empty root object
 //! encodes to the empty string. Nesting is bounded by [`MAX_DEPTH`] (error
-//! `TOON_TOO_DEEP`).
+//! `TOON_TOO_DEEP`); the walk recurses, taking about 0.7 KiB of stack per
+//! level in release builds (about 3 KiB in debug builds).
+//!
+//! Key folding ([`KeyFolding::Safe`], spec v3 §13.4) is not in the 4.x
+//! reference; it follows `@toon-format/toon` 2.3.1 (which passes the v3
+//! `key-folding` fixtures), with two choices where v3 and v4 meet or where
+//! 2.3.1 falls short of the spec: a folded key takes its value in the v4
+//! forms like any key (`a.b[2:]{p}:` for a keyed tabular value), and in a
+//! list-item object the first key counts as a sibling of the others for
+//! collision avoidance (2.3.1 forgets it and may write `- a.b: 1` followed
+//! by a folded `a.b: 2`).
+//!
+//! Errors: `TOON_TOO_DEEP`, `TOON_INVALID_OPTION` (indent above
+//! [`MAX_INDENT`]) and `TOON_VALUE_CHANGED` (a value changed between the
+//! encoder's walks; impossible for `serde_json::Value`).
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -104,6 +118,12 @@ pub enum Kind<'a> {
     /// when negative), written as is, unquoted.
     BigInt(Cow<'a, str>),
     Str(Cow<'a, str>),
+    /// Pre-formatted text written verbatim at a primitive position (the
+    /// reference's `rawString`, typically returned by a replacer). It counts
+    /// as a primitive for every array and table check. The reference rejects
+    /// one holding a line that starts with `#` when it is made; a binding
+    /// that offers it checks that.
+    Raw(Cow<'a, str>),
     Array,
     Object,
 }
@@ -118,7 +138,16 @@ impl Kind<'_> {
 /// A read-only view of a JSON-model value that the encoder walks.
 ///
 /// `Self` is a cheap-to-clone handle (`&serde_json::Value`, a Python object
-/// reference, ...); iterators hand out new handles. The encoder walks a
+/// reference, ...); iterators hand out new handles.
+///
+/// For a binding, the reference's `normalizeValue` says what a host value
+/// becomes: a `toJSON()` result replaces the value; `-0` -> 0, NaN and
+/// infinities -> null (done here for [`Kind::Float`]); a `BigInt` in the
+/// safe range -> number, outside -> decimal string; `Date` -> ISO string;
+/// `Set` -> array; `Map` -> object with `String(key)` keys; plain objects ->
+/// own enumerable keys; strings or keys holding a lone surrogate -> a
+/// `TypeError`; anything else (`undefined`, functions, symbols, class
+/// instances) -> null (an `undefined` property is kept, as null). The encoder walks a
 /// container more than once (to classify it, then to write it), so iteration
 /// must be repeatable; it never assumes that a second walk yields the same
 /// number of items as `array_len`/`object_len` said (it does not panic if a
@@ -726,7 +755,7 @@ impl Writer<'_> {
             Kind::Int(i) => self.out.push_str(itoa::Buffer::new().format(*i)),
             Kind::UInt(u) => self.out.push_str(itoa::Buffer::new().format(*u)),
             Kind::Float(f) => push_f64(self.out, *f),
-            Kind::BigInt(d) => self.out.push_str(d),
+            Kind::BigInt(d) | Kind::Raw(d) => self.out.push_str(d),
             Kind::Str(s) => self.string(s),
             Kind::Array | Kind::Object => return Err(value_changed()),
         }
@@ -1400,6 +1429,52 @@ mod tests {
         let inner = v["k"].clone();
         let text = encode_value(&inner, &opts).expect("at the limit");
         assert_eq!(text.len(), "k".len() * MAX_DEPTH + (MAX_DEPTH - 1) + ": 1".len());
+    }
+
+    /// Strings starting with `raw:` stand for raw text (as the reference's
+    /// `rawString` would be returned by a replacer).
+    #[derive(Clone)]
+    struct Rawish<'a>(&'a serde_json::Value);
+
+    impl EncodeValue for Rawish<'_> {
+        type Error = Error;
+        fn kind(&self) -> Result<Kind<'_>> {
+            match self.0.as_str().and_then(|s| s.strip_prefix("raw:")) {
+                Some(raw) => Ok(Kind::Raw(Cow::Borrowed(raw))),
+                None => (&self.0).kind(),
+            }
+        }
+        fn array_len(&self) -> usize {
+            (&self.0).array_len()
+        }
+        fn array_items(&self) -> impl Iterator<Item = Result<Self>> + '_ {
+            self.0.as_array().into_iter().flatten().map(|v| Ok(Rawish(v)))
+        }
+        fn object_len(&self) -> usize {
+            (&self.0).object_len()
+        }
+        fn object_entries(&self) -> impl Iterator<Item = Result<(Cow<'_, str>, Self)>> + '_ {
+            self.0.as_object().into_iter().flatten().map(|(k, v)| Ok((Cow::Borrowed(k.as_str()), Rawish(v))))
+        }
+        fn object_get(&self, key: &str) -> Result<Option<Self>> {
+            Ok(self.0.get(key).map(Rawish))
+        }
+    }
+
+    #[test]
+    fn raw_text_is_a_verbatim_primitive() {
+        // Expected texts from the reference with a replacer returning
+        // `rawString(value.slice(4))` for such strings.
+        let cases = [
+            (json!([{"a": "raw:x,y"}, {"a": "raw:"}]), "[2]{a}:\n  x,y\n  "),
+            (json!({"k": "raw:\"q\"", "l": ["raw:1", "b"]}), "k: \"q\"\nl[2]: 1,b"),
+            (json!("raw:"), ""),
+            (json!("raw:\u{feff}z"), "\u{feff}z"),
+            (json!({"m": {"x": {"p": "raw:1"}, "y": {"p": 2}}}), "m[2:]{p}:\n  x: 1\n  y: 2"),
+        ];
+        for (v, want) in cases {
+            assert_eq!(encode(&Rawish(&v), &EncodeOptions::default()).expect("encodes"), want, "{v}");
+        }
     }
 
     /// A handle whose values change between walks (as a Python object may
