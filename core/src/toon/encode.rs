@@ -1545,7 +1545,7 @@ mod tests {
         leaf.prop_recursive(5, 64, 6, |inner| {
             prop_oneof![
                 proptest::collection::vec(inner.clone(), 0..5).prop_map(serde_json::Value::Array),
-                proptest::collection::vec(("[a-c1 ]{0,3}", inner), 0..5)
+                proptest::collection::vec(("[a-c]|[a-c1. ]{0,3}", inner), 0..5)
                     .prop_map(|e| serde_json::Value::Object(e.into_iter().collect())),
             ]
         })
@@ -1556,10 +1556,21 @@ mod tests {
         /// scales each line's leading spaces; lines never end in a newline
         /// or carry a raw control character other than a tab delimiter.
         #[test]
-        fn indent_only_scales_leading_spaces(v in arb_json(), pipe in proptest::bool::ANY) {
-            let d = if pipe { Delimiter::Pipe } else { Delimiter::Tab };
-            let two = enc_with(v.clone(), d, 2);
-            let four = enc_with(v, d, 4);
+        fn indent_only_scales_leading_spaces(
+            v in arb_json(),
+            pipe in proptest::bool::ANY,
+            folding in proptest::bool::ANY,
+            flatten_depth in 0usize..5,
+        ) {
+            let mut opts = EncodeOptions {
+                delimiter: if pipe { Delimiter::Pipe } else { Delimiter::Tab },
+                indent: 2,
+                key_folding: if folding { KeyFolding::Safe } else { KeyFolding::Off },
+                flatten_depth: if flatten_depth == 4 { usize::MAX } else { flatten_depth },
+            };
+            let two = encode_value(&v, &opts).expect("encodes");
+            opts.indent = 4;
+            let four = encode_value(&v, &opts).expect("encodes");
             proptest::prop_assert_eq!(reindent(&two, 2, 4), four);
             proptest::prop_assert!(!two.ends_with('\n'));
             proptest::prop_assert!(!two.bytes().any(|b| b < 0x20 && b != b'\n' && b != b'\t'));
