@@ -15,7 +15,10 @@
 //! A token is a number when it matches the spec grammar
 //! `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?` and its value is finite
 //! as a double (`1e999` stays the string `"1e999"`, as in the reference).
-//! The reference turns every number into a JavaScript double; here:
+//! Number tokens go through [`Builder::number_token`] with their text, so a
+//! builder may read them its own way (the Python binding keeps integers of
+//! any size exact and honours `parse_int`/`parse_float`). The reference
+//! turns every number into a JavaScript double; the default reading:
 //! - a literal with no fraction and no exponent that fits an `i64` is handed
 //!   to [`Builder::int`] exactly (`-0` gives `0`). Beyond 2^53 this keeps
 //!   digits a double would round; a JavaScript binding converting the `i64`
@@ -1805,14 +1808,10 @@ impl<'a, V, K> Decoder<'a, V, K> {
             Some(b'n') if t == "null" => return b.null(),
             Some(b'-' | b'0'..=b'9') => {
                 if let Some(integer) = number_form(tb) {
-                    if integer {
-                        if let Ok(i) = t.parse::<i64>() {
-                            return b.int(i);
-                        }
-                    }
-                    let f = t.parse::<f64>().unwrap_or(f64::INFINITY);
-                    if f.is_finite() {
-                        return b.float(if f == 0.0 { 0.0 } else { f });
+                    // The builder reads the literal (by default as the
+                    // reference does); `None`: not finite, stays a string.
+                    if let Some(v) = b.number_token(t, integer)? {
+                        return Ok(v);
                     }
                 }
             }
