@@ -5,6 +5,7 @@ const errors = require('./errors.js')
 
 module.exports = {
   kado: require('./kado.js'),
+  toon: require('./toon.js'),
   PolywireError: errors.PolywireError,
   KadoError: errors.KadoError,
   TetherError: errors.TetherError,

@@ -331,6 +331,10 @@ impl<'py> PyBuilder<'py> {
     pub fn new(py: Python<'py>) -> Self {
         PyBuilder { py }
     }
+
+    pub fn py(&self) -> Python<'py> {
+        self.py
+    }
 }
 
 /// A new `str`; ASCII takes the fast path (allocate with max char 127 and
@@ -414,6 +418,20 @@ impl<'py> Builder for PyBuilder<'py> {
                 }
             }
             Ok(dict)
+        }
+    }
+    /// Number tokens of text formats (TOON): integers of any size exact, as
+    /// Python ints; other numbers as the reference's double.
+    fn number_token(&mut self, text: &str, integer: bool) -> Result<Option<Self::Value>, BuildError> {
+        if integer {
+            return match text.parse::<i64>() {
+                Ok(i) => self.int(i).map(Some),
+                Err(_) => self.big_int(text).map(Some),
+            };
+        }
+        match text.parse::<f64>() {
+            Ok(f) if f.is_finite() => self.float(if f == 0.0 { 0.0 } else { f }).map(Some),
+            _ => Ok(None),
         }
     }
 }

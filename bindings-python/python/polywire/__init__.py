@@ -4,6 +4,8 @@ Submodules, one per format:
 
 - ``polywire.kado``: Kado frames (the "TOON protocol" binary framing between the Kado
   orchestrator and its ai-engine).
+- ``polywire.toon``: TOON text (Token-Oriented Object Notation), shaped like
+  ``toon_format``, byte-exact with the ``@toon-format/toon`` reference.
 
 Every error raised for bad input is a :class:`PolywireError` (a ``ValueError``) with
 ``code`` (a stable string), ``offset`` (byte offset or ``None``), ``line`` and ``column``.
