@@ -360,13 +360,8 @@ function encode(input, options) {
 function encodeLines(input, options) {
   const o = resolveEncodeOptions(options)
   const text = encodeNative(input, o)
-  // Empty text: no lines for an empty root object, one for a raw empty root.
-  let lines = text.split('\n')
-  if (text === '') {
-    let root = normalizeValue(input)
-    if (o.replacer !== undefined) root = applyReplacer(root, o.replacer)
-    if (!(root instanceof RawString)) lines = []
-  }
+  // Empty text (an empty root object, an empty raw root) is no line.
+  const lines = text === '' ? [] : text.split('\n')
   return (function* encodedLines() {
     yield* lines
   })()
