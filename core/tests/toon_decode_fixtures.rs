@@ -155,3 +155,65 @@ fn reference_vectors() {
     }
     assert!(failures.is_empty(), "{} of {} vectors differ:\n{}", failures.len(), cases.len(), failures.join("\n"));
 }
+
+mod round_trip {
+    use super::same;
+    use polywire::toon::decode::{decode, DecodeOptions};
+    use polywire::toon::encode::{encode_value, EncodeOptions};
+    use polywire::toon::Delimiter;
+    use proptest::prelude::*;
+    use serde_json::Value;
+
+    /// Strings and keys full of what TOON must quote or escape.
+    fn text() -> impl Strategy<Value = String> {
+        let atom = prop::sample::select(vec![
+            "a", "Ada", " ", "x y", ",", "|", "\t", ":", "\"", "\\", "#", "-", "- x", "[", "]", "{", "}", "true", "null",
+            "05", "1e3", "-0", "1.5", "\n", "\r", "\u{1}", "é", "😀", "\u{feff}", "\u{a0}", ".", "0", "",
+        ]);
+        prop::collection::vec(atom, 0..4).prop_map(|v| v.concat())
+    }
+
+    fn json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            (-1000i64..1000).prop_map(Value::from),
+            any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(Value::from),
+            text().prop_map(Value::String),
+        ];
+        leaf.prop_recursive(5, 64, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                prop::collection::vec((text(), inner.clone()), 0..5)
+                    .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+                // Uniform rows, so that tabular and keyed forms appear.
+                (prop::collection::vec(text(), 1..3), prop::collection::vec(prop::collection::vec(inner, 3), 1..4))
+                    .prop_map(|(keys, rows)| {
+                        let rows: Vec<Value> = rows
+                            .into_iter()
+                            .map(|r| {
+                                Value::Object(
+                                    keys.iter().cloned().zip(r.into_iter().map(|v| if v.is_object() || v.is_array() { Value::Null } else { v })).collect(),
+                                )
+                            })
+                            .collect();
+                        Value::Array(rows)
+                    }),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+
+        /// What the encoder writes, the strict decoder reads back.
+        #[test]
+        fn encode_then_decode(v in json(), indent in 1usize..5, delim in 0usize..3) {
+            let delimiter = [Delimiter::Comma, Delimiter::Tab, Delimiter::Pipe][delim];
+            let text = encode_value(&v, &EncodeOptions { indent, delimiter, ..Default::default() }).expect("encodes");
+            let back = decode(&text, &DecodeOptions { indent, ..Default::default() });
+            prop_assert!(back.as_ref().is_ok_and(|b| same(b, &v)), "{v}\n{text}\n{back:?}");
+        }
+    }
+}

@@ -296,22 +296,10 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// Index of the first `needle` at or after `from`, a word at a time.
+/// Index of the first `needle` at or after `from`.
+#[inline]
 fn find_byte(hay: &[u8], from: usize, needle: u8) -> Option<usize> {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
-    let pattern = LO * needle as u64;
-    let mut i = from;
-    while let Some(chunk) = hay.get(i..i + 8) {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let x = u64::from_le_bytes(word) ^ pattern;
-        if x.wrapping_sub(LO) & !x & HI != 0 {
-            break;
-        }
-        i += 8;
-    }
-    hay.get(i..)?.iter().position(|&c| c == needle).map(|p| p + i)
+    memchr::memchr(needle, hay.get(from..)?).map(|p| p + from)
 }
 
 // ---------------------------------------------------------------- tokens
@@ -832,7 +820,9 @@ fn parse_header(content: &str, strict: bool) -> Result<Option<Header<'_>>, Syn> 
             fields = Some(list);
         }
     }
-    let duplicate = fields.as_ref().and_then(|f| duplicate_field(f, 0, f.len()));
+    // The reference tests the first duplicate it finds for truthiness, so
+    // when that one is the empty name (`{"",""}`) it reports nothing.
+    let duplicate = fields.as_ref().and_then(|f| duplicate_field(f, 0, f.len())).filter(|d| !d.is_empty());
     let dup_msg = |d: &str| format!("Duplicate field name \"{d}\" in field list (expected distinct names)");
     if keyed && fields.is_none() {
         return invalid(
@@ -1873,6 +1863,9 @@ mod tests {
         let e = d("a: 1\na: 2").unwrap_err();
         assert_eq!(e.code(), "TOON_DUPLICATE_KEY");
         assert_eq!(lax("a: 1\na: 2").unwrap(), json!({"a": 2}));
+        // A repeated empty field name goes unreported, as in the reference.
+        assert_eq!(d("t[1]{\"\",\"\",a,a}:\n  1,2,3,4").unwrap(), json!({"t": [{"": 2, "a": 4}]}));
+        assert_eq!(d("t[1]{a,a,\"\",\"\"}:\n  1,2,3,4").unwrap_err().code(), "TOON_DUPLICATE_FIELD");
         let e = d("a[2]:\n  - 1\n\n  - 2").unwrap_err();
         assert_eq!((e.code(), e.line(), e.column()), ("TOON_BLANK_LINE", Some(3), None));
     }
