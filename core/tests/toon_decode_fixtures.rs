@@ -158,8 +158,8 @@ fn reference_vectors() {
 
 mod round_trip {
     use super::same;
-    use polywire::toon::decode::{decode, DecodeOptions};
-    use polywire::toon::encode::{encode_value, EncodeOptions};
+    use polywire::toon::decode::{decode, DecodeOptions, ExpandPaths};
+    use polywire::toon::encode::{encode_value, EncodeOptions, KeyFolding};
     use polywire::toon::Delimiter;
     use proptest::prelude::*;
     use serde_json::Value;
@@ -215,5 +215,61 @@ mod round_trip {
             let back = decode(&text, &DecodeOptions { indent, ..Default::default() });
             prop_assert!(back.as_ref().is_ok_and(|b| same(b, &v)), "{v}\n{text}\n{back:?}");
         }
+
+        /// Key folding on encode and path expansion on decode undo each
+        /// other, for documents without dots in their keys (a literal
+        /// `a.b` key is expanded too, in the reference as here).
+        #[test]
+        fn fold_then_expand(v in json(), chains in prop::collection::vec((prop::sample::select(vec!["a", "b", "x_1"]), 1usize..4, any::<bool>()), 0..4)) {
+            fn has_dotted_key(v: &Value) -> bool {
+                match v {
+                    Value::Object(m) => m.iter().any(|(k, v)| k.contains('.') || has_dotted_key(v)),
+                    Value::Array(a) => a.iter().any(has_dotted_key),
+                    _ => false,
+                }
+            }
+            prop_assume!(!has_dotted_key(&v));
+            // Chains of single-key objects, which fold into dotted keys.
+            let mut v = v;
+            if let Value::Object(map) = &mut v {
+                for (k, len, leaf_object) in chains {
+                    let mut node = if leaf_object { serde_json::json!({"m": [1, "x"]}) } else { Value::from(1) };
+                    for i in 0..len {
+                        node = serde_json::json!({ format!("s{i}"): node });
+                    }
+                    map.insert(k.to_string(), node);
+                }
+            }
+            let text = encode_value(&v, &EncodeOptions { key_folding: KeyFolding::Safe, ..Default::default() }).expect("encodes");
+            let back = decode(&text, &DecodeOptions { expand_paths: ExpandPaths::Safe, ..Default::default() });
+            prop_assert!(back.as_ref().is_ok_and(|b| same(b, &v)), "{v}\n{text}\n{back:?}");
+        }
     }
+}
+
+/// `vectors/toon_decode_expand.json`: path expansion (spec v3) as the
+/// reference 2.3.1 does it (see its "how" field).
+#[test]
+fn path_expansion_vectors() {
+    use polywire::toon::decode::ExpandPaths;
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../vectors/toon_decode_expand.json");
+    let doc: Value = serde_json::from_slice(&std::fs::read(path).expect("read vectors")).expect("vectors JSON");
+    assert!(doc["how"].as_str().is_some_and(|h| !h.is_empty()), "vectors say how they were made");
+    let cases = doc["cases"].as_array().expect("cases");
+    assert!(cases.len() > 300, "{} vectors", cases.len());
+    let mut failures = Vec::new();
+    for case in cases {
+        let input = case["input"].as_str().expect("input");
+        let opts = DecodeOptions { strict: case["strict"].as_bool().expect("strict"), expand_paths: ExpandPaths::Safe, ..Default::default() };
+        let got = decode(input, &opts);
+        let ok = match (&got, case.get("value"), case["error"].as_str()) {
+            (Ok(v), Some(want), None) => same(v, want),
+            (Err(e), None, Some(msg)) => e.message().starts_with(msg) && e.line() == case["line"].as_u64().map(|l| l as usize),
+            _ => false,
+        };
+        if !ok {
+            failures.push(format!("{input:?} strict={}\n  reference {}\n  got {got:?}", opts.strict, case.get("value").unwrap_or(&case["error"])));
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} vectors differ:\n{}", failures.len(), cases.len(), failures.join("\n"));
 }
