@@ -155,3 +155,121 @@ fn reference_vectors() {
     }
     assert!(failures.is_empty(), "{} of {} vectors differ:\n{}", failures.len(), cases.len(), failures.join("\n"));
 }
+
+mod round_trip {
+    use super::same;
+    use polywire::toon::decode::{decode, DecodeOptions, ExpandPaths};
+    use polywire::toon::encode::{encode_value, EncodeOptions, KeyFolding};
+    use polywire::toon::Delimiter;
+    use proptest::prelude::*;
+    use serde_json::Value;
+
+    /// Strings and keys full of what TOON must quote or escape.
+    fn text() -> impl Strategy<Value = String> {
+        let atom = prop::sample::select(vec![
+            "a", "Ada", " ", "x y", ",", "|", "\t", ":", "\"", "\\", "#", "-", "- x", "[", "]", "{", "}", "true", "null",
+            "05", "1e3", "-0", "1.5", "\n", "\r", "\u{1}", "é", "😀", "\u{feff}", "\u{a0}", ".", "0", "",
+        ]);
+        prop::collection::vec(atom, 0..4).prop_map(|v| v.concat())
+    }
+
+    fn json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            (-1000i64..1000).prop_map(Value::from),
+            any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(Value::from),
+            text().prop_map(Value::String),
+        ];
+        leaf.prop_recursive(5, 64, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                prop::collection::vec((text(), inner.clone()), 0..5)
+                    .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+                // Uniform rows, so that tabular and keyed forms appear.
+                (prop::collection::vec(text(), 1..3), prop::collection::vec(prop::collection::vec(inner, 3), 1..4))
+                    .prop_map(|(keys, rows)| {
+                        let rows: Vec<Value> = rows
+                            .into_iter()
+                            .map(|r| {
+                                Value::Object(
+                                    keys.iter().cloned().zip(r.into_iter().map(|v| if v.is_object() || v.is_array() { Value::Null } else { v })).collect(),
+                                )
+                            })
+                            .collect();
+                        Value::Array(rows)
+                    }),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+
+        /// What the encoder writes, the strict decoder reads back.
+        #[test]
+        fn encode_then_decode(v in json(), indent in 1usize..5, delim in 0usize..3) {
+            let delimiter = [Delimiter::Comma, Delimiter::Tab, Delimiter::Pipe][delim];
+            let text = encode_value(&v, &EncodeOptions { indent, delimiter, ..Default::default() }).expect("encodes");
+            let back = decode(&text, &DecodeOptions { indent, ..Default::default() });
+            prop_assert!(back.as_ref().is_ok_and(|b| same(b, &v)), "{v}\n{text}\n{back:?}");
+        }
+
+        /// Key folding on encode and path expansion on decode undo each
+        /// other, for documents without dots in their keys (a literal
+        /// `a.b` key is expanded too, in the reference as here).
+        #[test]
+        fn fold_then_expand(v in json(), chains in prop::collection::vec((prop::sample::select(vec!["a", "b", "x_1"]), 1usize..4, any::<bool>()), 0..4)) {
+            fn has_dotted_key(v: &Value) -> bool {
+                match v {
+                    Value::Object(m) => m.iter().any(|(k, v)| k.contains('.') || has_dotted_key(v)),
+                    Value::Array(a) => a.iter().any(has_dotted_key),
+                    _ => false,
+                }
+            }
+            prop_assume!(!has_dotted_key(&v));
+            // Chains of single-key objects, which fold into dotted keys.
+            let mut v = v;
+            if let Value::Object(map) = &mut v {
+                for (k, len, leaf_object) in chains {
+                    let mut node = if leaf_object { serde_json::json!({"m": [1, "x"]}) } else { Value::from(1) };
+                    for i in 0..len {
+                        node = serde_json::json!({ format!("s{i}"): node });
+                    }
+                    map.insert(k.to_string(), node);
+                }
+            }
+            let text = encode_value(&v, &EncodeOptions { key_folding: KeyFolding::Safe, ..Default::default() }).expect("encodes");
+            let back = decode(&text, &DecodeOptions { expand_paths: ExpandPaths::Safe, ..Default::default() });
+            prop_assert!(back.as_ref().is_ok_and(|b| same(b, &v)), "{v}\n{text}\n{back:?}");
+        }
+    }
+}
+
+/// `vectors/toon_decode_expand.json`: path expansion (spec v3) as the
+/// reference 2.3.1 does it (see its "how" field).
+#[test]
+fn path_expansion_vectors() {
+    use polywire::toon::decode::ExpandPaths;
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../vectors/toon_decode_expand.json");
+    let doc: Value = serde_json::from_slice(&std::fs::read(path).expect("read vectors")).expect("vectors JSON");
+    assert!(doc["how"].as_str().is_some_and(|h| !h.is_empty()), "vectors say how they were made");
+    let cases = doc["cases"].as_array().expect("cases");
+    assert!(cases.len() > 300, "{} vectors", cases.len());
+    let mut failures = Vec::new();
+    for case in cases {
+        let input = case["input"].as_str().expect("input");
+        let opts = DecodeOptions { strict: case["strict"].as_bool().expect("strict"), expand_paths: ExpandPaths::Safe, ..Default::default() };
+        let got = decode(input, &opts);
+        let ok = match (&got, case.get("value"), case["error"].as_str()) {
+            (Ok(v), Some(want), None) => same(v, want),
+            (Err(e), None, Some(msg)) => e.message().starts_with(msg) && e.line() == case["line"].as_u64().map(|l| l as usize),
+            _ => false,
+        };
+        if !ok {
+            failures.push(format!("{input:?} strict={}\n  reference {}\n  got {got:?}", opts.strict, case.get("value").unwrap_or(&case["error"])));
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} vectors differ:\n{}", failures.len(), cases.len(), failures.join("\n"));
+}

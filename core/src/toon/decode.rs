@@ -30,7 +30,8 @@
 //!
 //! # Limits
 //!
-//! - Arrays and objects nest at most [`MAX_DEPTH`] deep and field groups in a
+//! - Arrays and objects nest at most [`MAX_DEPTH`] deep ([`EXPAND_MAX_DEPTH`]
+//!   with path expansion, counting the objects it creates) and field groups in a
 //!   tabular header (`{a{b{c}}}`) at most [`MAX_FIELD_DEPTH`] deep; deeper
 //!   input fails with `TOON_TOO_DEEP` (the reference's own limit is its call
 //!   stack).
@@ -41,17 +42,33 @@
 //!
 //! # Path expansion
 //!
-//! [`ExpandPaths::Safe`] (a spec v3 option the 4.4 reference no longer has)
-//! is not implemented: decoding with it fails with `TOON_UNSUPPORTED_OPTION`.
-
+//! [`ExpandPaths::Safe`] (spec v3 §13.4, opt-in; the 4.4 reference no
+//! longer has it) follows `expandPathsSafe` of `@toon-format/toon` 2.3.1,
+//! the last release with it: after decoding, every unquoted key whose
+//! dot-separated segments all match `^[A-Za-z_][A-Za-z0-9_]*$` becomes
+//! nested objects (in tabular rows too); objects meeting at one path are
+//! merged deeply; any other meeting is a conflict, `TOON_EXPANSION_CONFLICT`
+//! (no position, as in the reference) in strict mode and won by the later
+//! value otherwise. One deliberate difference: 2.3.1 leaves only quoted keys
+//! of `key: value` lines literal, and expands a quoted array-header key
+//! (`"a.b"[2]: ...`) or a quoted field name; here every key written in quotes
+//! stays literal, as the spec says and as round-tripping the encoder's key
+//! folding needs. With expansion on, the value is first decoded into a
+//! private tree, then expanded, then built with the caller's builder.
+//!
 use std::borrow::Cow;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::vec::Drain;
 
 use crate::error::{Error, Format, Result};
 use crate::json::{Builder, ValueBuilder};
 
 /// How deep arrays and objects may nest.
 pub const MAX_DEPTH: usize = 1024;
+
+/// How deep arrays and objects may nest when path expansion is on (the
+/// expansion passes recurse over the tree, so the bound is lower).
+pub const EXPAND_MAX_DEPTH: usize = 256;
 
 /// How deep field groups may nest inside one tabular header
 /// (`rows[1]{a{b{c}}}:` nests 3 deep).
@@ -77,7 +94,7 @@ pub struct DecodeOptions {
     /// lengths and widths checked, no blank lines inside arrays, no
     /// duplicate sibling keys.
     pub strict: bool,
-    /// Path expansion (not supported yet, see the module documentation).
+    /// Path expansion (default off; see the module documentation).
     pub expand_paths: ExpandPaths,
 }
 
@@ -103,15 +120,18 @@ pub fn decode_with<B: Builder>(text: &str, opts: &DecodeOptions, b: &mut B) -> R
         )
         .into());
     }
-    if opts.expand_paths != ExpandPaths::Off {
-        return Err(Error::new(
-            Format::Toon,
-            "TOON_UNSUPPORTED_OPTION",
-            "path expansion is not supported (expected expand_paths Off)",
-        )
-        .into());
+    if opts.expand_paths == ExpandPaths::Safe {
+        let mut d = decoder(text, opts);
+        d.max_depth = EXPAND_MAX_DEPTH;
+        let tree = d.document(&mut TreeBuilder)?;
+        let tree = expand(tree, opts.strict, 0)?;
+        return replay(tree, b, &mut Vec::new(), &mut Vec::new());
     }
-    let mut d = Decoder {
+    decoder(text, opts).document(&mut Plain(b))
+}
+
+fn decoder<'a, V, K>(text: &'a str, opts: &DecodeOptions) -> Decoder<'a, V, K> {
+    Decoder {
         text,
         strict: opts.strict,
         r: Reader {
@@ -129,8 +149,8 @@ pub fn decode_with<B: Builder>(text: &str, opts: &DecodeOptions, b: &mut B) -> R
         pending: Vec::new(),
         scratch: String::new(),
         seen: SeenKeys { stack: Vec::new(), big: HashSet::new(), next_id: 0 },
-    };
-    d.document(b)
+        max_depth: MAX_DEPTH,
+    }
 }
 
 /// Decode TOON given as bytes; bytes that are not UTF-8 fail with
@@ -299,22 +319,10 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// Index of the first `needle` at or after `from`, a word at a time.
+/// Index of the first `needle` at or after `from`.
+#[inline]
 fn find_byte(hay: &[u8], from: usize, needle: u8) -> Option<usize> {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
-    let pattern = LO * needle as u64;
-    let mut i = from;
-    while let Some(chunk) = hay.get(i..i + 8) {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let x = u64::from_le_bytes(word) ^ pattern;
-        if x.wrapping_sub(LO) & !x & HI != 0 {
-            break;
-        }
-        i += 8;
-    }
-    hay.get(i..)?.iter().position(|&c| c == needle).map(|p| p + i)
+    memchr::memchr(needle, hay.get(from..)?).map(|p| p + from)
 }
 
 // ---------------------------------------------------------------- tokens
@@ -718,6 +726,8 @@ fn js_number(n: f64) -> String {
 /// children follow it, up to `next`.
 struct Field<'a> {
     name: Cow<'a, str>,
+    /// Written in quotes (path expansion leaves it literal).
+    quoted: bool,
     /// Index after this field's subtree (`index + 1` for a leaf).
     next: usize,
 }
@@ -725,6 +735,8 @@ struct Field<'a> {
 /// A parsed array header `key[N<:><delim>]{fields}: inline`.
 struct Header<'a> {
     key: Option<Cow<'a, str>>,
+    /// The key was written in quotes.
+    key_quoted: bool,
     /// The declared length as the reference holds it (a double).
     length: f64,
     delim: u8,
@@ -799,6 +811,7 @@ fn parse_header(content: &str, strict: bool) -> Result<Option<Header<'_>>, Syn> 
         );
     }
     let mut key = None;
+    let key_quoted = b.first() == Some(&b'"');
     if bracket_start > 0 {
         let raw = sub(content, 0, bracket_start);
         if raw.ends_with([' ', '\t']) {
@@ -835,7 +848,9 @@ fn parse_header(content: &str, strict: bool) -> Result<Option<Header<'_>>, Syn> 
             fields = Some(list);
         }
     }
-    let duplicate = fields.as_ref().and_then(|f| duplicate_field(f, 0, f.len()));
+    // The reference tests the first duplicate it finds for truthiness, so
+    // when that one is the empty name (`{"",""}`) it reports nothing.
+    let duplicate = fields.as_ref().and_then(|f| duplicate_field(f, 0, f.len())).filter(|d| !d.is_empty());
     let dup_msg = |d: &str| format!("Duplicate field name \"{d}\" in field list (expected distinct names)");
     if keyed && fields.is_none() {
         return invalid(
@@ -861,6 +876,7 @@ fn parse_header(content: &str, strict: bool) -> Result<Option<Header<'_>>, Syn> 
     }
     Ok(Some(Header {
         key,
+        key_quoted,
         length,
         delim,
         fields,
@@ -962,7 +978,7 @@ fn parse_field_entry<'a>(entry: &'a str, delim: u8, out: &mut Vec<Field<'a>>, de
     }
     let Some(gs) = find_unquoted(tb, b'{', 0) else {
         let name = string_literal(t)?;
-        out.push(Field { name, next: out.len() + 1 });
+        out.push(Field { name, quoted: t.starts_with('"'), next: out.len() + 1 });
         return Ok(());
     };
     let name_part = sub(t, 0, gs);
@@ -1007,7 +1023,7 @@ fn parse_field_entry<'a>(entry: &'a str, delim: u8, out: &mut Vec<Field<'a>>, de
         ));
     }
     let index = out.len();
-    out.push(Field { name: Cow::Borrowed(""), next: 0 });
+    out.push(Field { name: Cow::Borrowed(""), quoted: trim_spaces(name_part).starts_with('"'), next: 0 });
     // As in the reference, the group is parsed before the name.
     parse_fields(sub(t, gs + 1, ge), delim, out, depth + 1)?;
     let name = string_literal(name_part)?;
@@ -1107,6 +1123,344 @@ impl<'a> SeenKeys<'a> {
     }
 }
 
+// ---------------------------------------------------------------- builders
+
+/// A [`Builder`] that is also told which keys were written in quotes (only
+/// path expansion cares).
+trait Sink: Builder {
+    fn quoted_key(&mut self, s: &str) -> Result<Self::Key, Self::Error>;
+}
+
+fn key_of<B: Sink>(b: &mut B, s: &str, quoted: bool) -> Result<B::Key, B::Error> {
+    if quoted {
+        b.quoted_key(s)
+    } else {
+        b.key(s)
+    }
+}
+
+/// A caller's builder, for which quoted keys are plain keys.
+struct Plain<'b, B>(&'b mut B);
+
+impl<B: Builder> Builder for Plain<'_, B> {
+    type Value = B::Value;
+    type Key = B::Key;
+    type Error = B::Error;
+    #[inline]
+    fn null(&mut self) -> Result<B::Value, B::Error> {
+        self.0.null()
+    }
+    #[inline]
+    fn bool(&mut self, v: bool) -> Result<B::Value, B::Error> {
+        self.0.bool(v)
+    }
+    #[inline]
+    fn int(&mut self, i: i64) -> Result<B::Value, B::Error> {
+        self.0.int(i)
+    }
+    #[inline]
+    fn big_int(&mut self, digits: &str) -> Result<B::Value, B::Error> {
+        self.0.big_int(digits)
+    }
+    #[inline]
+    fn float(&mut self, f: f64) -> Result<B::Value, B::Error> {
+        self.0.float(f)
+    }
+    #[inline]
+    fn string(&mut self, s: &str) -> Result<B::Value, B::Error> {
+        self.0.string(s)
+    }
+    #[inline]
+    fn key(&mut self, s: &str) -> Result<B::Key, B::Error> {
+        self.0.key(s)
+    }
+    #[inline]
+    fn array(&mut self, items: Drain<'_, B::Value>) -> Result<B::Value, B::Error> {
+        self.0.array(items)
+    }
+    #[inline]
+    fn object(&mut self, entries: Drain<'_, (B::Key, B::Value)>) -> Result<B::Value, B::Error> {
+        self.0.object(entries)
+    }
+}
+
+impl<B: Builder> Sink for Plain<'_, B> {
+    #[inline]
+    fn quoted_key(&mut self, s: &str) -> Result<B::Key, B::Error> {
+        self.0.key(s)
+    }
+}
+
+// ---------------------------------------------------------------- path expansion
+
+/// A decoded value held for path expansion (only then is a tree built).
+enum Tree {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Array(Vec<Tree>),
+    Object(Obj),
+}
+
+/// An object as JavaScript holds one: keys in first-insertion order, a
+/// repeated key overwriting the value in place.
+#[derive(Default)]
+struct Obj {
+    entries: Vec<(String, Tree)>,
+    index: HashMap<String, usize>,
+    /// Dotted keys that were written in quotes somewhere (left literal).
+    quoted: HashSet<String>,
+}
+
+impl Obj {
+    fn get(&self, k: &str) -> Option<&Tree> {
+        self.index.get(k).and_then(|&i| self.entries.get(i)).map(|e| &e.1)
+    }
+
+    fn get_mut(&mut self, k: &str) -> Option<&mut Tree> {
+        let i = *self.index.get(k)?;
+        self.entries.get_mut(i).map(|e| &mut e.1)
+    }
+
+    fn set(&mut self, k: String, v: Tree) {
+        if let Some(slot) = self.get_mut(&k) {
+            *slot = v;
+            return;
+        }
+        self.index.insert(k.clone(), self.entries.len());
+        self.entries.push((k, v));
+    }
+}
+
+impl Tree {
+    /// JavaScript's `typeof`, for conflict messages.
+    fn type_name(&self) -> &'static str {
+        match self {
+            Tree::Bool(_) => "boolean",
+            Tree::Int(_) | Tree::Float(_) => "number",
+            Tree::Str(_) => "string",
+            Tree::Null | Tree::Array(_) | Tree::Object(_) => "object",
+        }
+    }
+}
+
+/// Builds a [`Tree`], remembering which dotted keys were quoted.
+struct TreeBuilder;
+
+impl Builder for TreeBuilder {
+    type Value = Tree;
+    type Key = (String, bool);
+    type Error = Error;
+    fn null(&mut self) -> Result<Tree> {
+        Ok(Tree::Null)
+    }
+    fn bool(&mut self, v: bool) -> Result<Tree> {
+        Ok(Tree::Bool(v))
+    }
+    fn int(&mut self, i: i64) -> Result<Tree> {
+        Ok(Tree::Int(i))
+    }
+    fn big_int(&mut self, digits: &str) -> Result<Tree> {
+        Ok(Tree::Float(digits.parse().unwrap_or(f64::NAN)))
+    }
+    fn float(&mut self, f: f64) -> Result<Tree> {
+        Ok(Tree::Float(f))
+    }
+    fn string(&mut self, s: &str) -> Result<Tree> {
+        Ok(Tree::Str(s.to_owned()))
+    }
+    fn key(&mut self, s: &str) -> Result<(String, bool)> {
+        Ok((s.to_owned(), false))
+    }
+    fn array(&mut self, items: Drain<'_, Tree>) -> Result<Tree> {
+        Ok(Tree::Array(items.collect()))
+    }
+    fn object(&mut self, entries: Drain<'_, ((String, bool), Tree)>) -> Result<Tree> {
+        let mut obj = Obj::default();
+        for ((k, quoted), v) in entries {
+            if quoted && k.contains('.') {
+                obj.quoted.insert(k.clone());
+            }
+            obj.set(k, v);
+        }
+        Ok(Tree::Object(obj))
+    }
+}
+
+impl Sink for TreeBuilder {
+    fn quoted_key(&mut self, s: &str) -> Result<(String, bool)> {
+        Ok((s.to_owned(), true))
+    }
+}
+
+/// `^[A-Za-z_][A-Za-z0-9_]*$`
+fn is_identifier(s: &str) -> bool {
+    let mut b = s.bytes();
+    b.next().is_some_and(|c| c.is_ascii_alphabetic() || c == b'_') && b.all(|c| c.is_ascii_alphanumeric() || c == b'_')
+}
+
+#[cold]
+fn too_deep_expanded() -> Error {
+    Error::new(
+        Format::Toon,
+        "TOON_TOO_DEEP",
+        format!("arrays and objects nested deeper than {EXPAND_MAX_DEPTH} levels after path expansion"),
+    )
+}
+
+#[cold]
+fn key_conflict(key: &str, existing: &Tree, new: &Tree) -> Error {
+    Error::new(
+        Format::Toon,
+        "TOON_EXPANSION_CONFLICT",
+        format!(
+            "Path expansion conflict at key \"{key}\": cannot merge {} with {} (expected two objects, or strict off)",
+            existing.type_name(),
+            new.type_name()
+        ),
+    )
+}
+
+/// Expand the dotted keys of `t` (at nesting `level`) as the spec v3
+/// reference (`@toon-format/toon` 2.3.1, `expandPathsSafe`) does: an
+/// unquoted key whose dot-separated segments are all identifiers becomes
+/// nested objects; objects meeting at one path merge deeply; any other
+/// meeting is a conflict, an error in strict mode and otherwise won by the
+/// later value.
+fn expand(t: Tree, strict: bool, level: usize) -> Result<Tree> {
+    match t {
+        Tree::Array(items) => {
+            if level >= EXPAND_MAX_DEPTH {
+                return Err(too_deep_expanded());
+            }
+            let mut out = Vec::with_capacity(items.len());
+            for item in items {
+                out.push(expand(item, strict, level + 1)?);
+            }
+            Ok(Tree::Array(out))
+        }
+        Tree::Object(obj) => {
+            if level >= EXPAND_MAX_DEPTH {
+                return Err(too_deep_expanded());
+            }
+            let Obj { entries, quoted, .. } = obj;
+            let mut out = Obj::default();
+            for (key, value) in entries {
+                if key.contains('.') && !quoted.contains(&key) {
+                    let segments: Vec<&str> = key.split('.').collect();
+                    if segments.iter().all(|s| is_identifier(s)) {
+                        if level + segments.len() >= EXPAND_MAX_DEPTH {
+                            return Err(too_deep_expanded());
+                        }
+                        let value = expand(value, strict, level + segments.len())?;
+                        insert_path(&mut out, &segments, value, strict)?;
+                        continue;
+                    }
+                }
+                let value = expand(value, strict, level + 1)?;
+                put(&mut out, key, value, strict)?;
+            }
+            Ok(Tree::Object(out))
+        }
+        other => Ok(other),
+    }
+}
+
+/// Set `key` in `obj`, merging two objects and resolving other conflicts.
+fn put(obj: &mut Obj, key: String, value: Tree, strict: bool) -> Result<()> {
+    match obj.get_mut(&key) {
+        None => obj.set(key, value),
+        Some(Tree::Object(existing)) if matches!(value, Tree::Object(_)) => {
+            if let Tree::Object(source) = value {
+                merge(existing, source, strict)?;
+            }
+        }
+        Some(existing) => {
+            if strict {
+                return Err(key_conflict(&key, existing, &value));
+            }
+            *existing = value;
+        }
+    }
+    Ok(())
+}
+
+fn merge(target: &mut Obj, source: Obj, strict: bool) -> Result<()> {
+    for (key, value) in source.entries {
+        put(target, key, value, strict)?;
+    }
+    Ok(())
+}
+
+/// Insert `value` at `segments` under `obj`, creating the objects on the
+/// way (a non-object in the way is a conflict).
+fn insert_path(obj: &mut Obj, segments: &[&str], value: Tree, strict: bool) -> Result<()> {
+    let Some((last, path)) = segments.split_last() else { return Err(internal()) };
+    let mut node = obj;
+    for &seg in path {
+        let fresh = match node.get(seg) {
+            None => true,
+            Some(Tree::Object(_)) => false,
+            Some(other) => {
+                if strict {
+                    return Err(Error::new(
+                        Format::Toon,
+                        "TOON_EXPANSION_CONFLICT",
+                        format!(
+                            "Path expansion conflict at segment \"{seg}\": expected object but found {}",
+                            other.type_name()
+                        ),
+                    ));
+                }
+                true
+            }
+        };
+        if fresh {
+            node.set(seg.to_owned(), Tree::Object(Obj::default()));
+        }
+        node = match node.get_mut(seg) {
+            Some(Tree::Object(o)) => o,
+            _ => return Err(internal()),
+        };
+    }
+    put(node, (*last).to_owned(), value, strict)
+}
+
+/// Build the expanded tree with the caller's builder.
+fn replay<B: Builder>(
+    t: Tree,
+    b: &mut B,
+    values: &mut Vec<B::Value>,
+    entries: &mut Vec<(B::Key, B::Value)>,
+) -> Result<B::Value, B::Error> {
+    match t {
+        Tree::Null => b.null(),
+        Tree::Bool(v) => b.bool(v),
+        Tree::Int(i) => b.int(i),
+        Tree::Float(f) => b.float(f),
+        Tree::Str(s) => b.string(&s),
+        Tree::Array(items) => {
+            let base = values.len();
+            for item in items {
+                let v = replay(item, b, values, entries)?;
+                values.push(v);
+            }
+            b.array(values.drain(base..))
+        }
+        Tree::Object(obj) => {
+            let base = entries.len();
+            for (k, v) in obj.entries {
+                let key = b.key(&k)?;
+                let v = replay(v, b, values, entries)?;
+                entries.push((key, v));
+            }
+            b.object(entries.drain(base..))
+        }
+    }
+}
+
 // ---------------------------------------------------------------- decoder
 
 /// An object or list array whose lines are still being read.
@@ -1157,6 +1511,8 @@ struct Decoder<'a, V, K> {
     /// Unescaped text of the current quoted value.
     scratch: String,
     seen: SeenKeys<'a>,
+    /// Nesting limit ([`MAX_DEPTH`] or [`EXPAND_MAX_DEPTH`]).
+    max_depth: usize,
 }
 
 impl<'a, V, K> Decoder<'a, V, K> {
@@ -1204,11 +1560,11 @@ impl<'a, V, K> Decoder<'a, V, K> {
 
     /// A container is about to open at nesting level `level` (0 = root).
     fn enter(&self, line: &Line<'a>, level: usize) -> Result<()> {
-        if level >= MAX_DEPTH {
+        if level >= self.max_depth {
             return Err(self.error(
                 line,
                 "TOON_TOO_DEEP",
-                format!("arrays and objects nested deeper than {MAX_DEPTH} levels"),
+                format!("arrays and objects nested deeper than {} levels", self.max_depth),
             ));
         }
         Ok(())
@@ -1257,7 +1613,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
         self.at(line, parse_header(line.content, self.strict))
     }
 
-    fn document<B: Builder<Value = V, Key = K>>(&mut self, b: &mut B) -> Result<V, B::Error> {
+    fn document<B: Sink<Value = V, Key = K>>(&mut self, b: &mut B) -> Result<V, B::Error> {
         let Some(first) = self.r.peek()? else {
             return b.object(self.entries.drain(..0));
         };
@@ -1317,7 +1673,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
     /// Drive the open objects and list arrays on `stack` until the bottom
     /// one is complete, and return its value. (An explicit stack rather
     /// than recursion, so deep nesting costs heap, not call stack.)
-    fn run<B: Builder<Value = V, Key = K>>(&mut self, b: &mut B, stack: &mut Vec<Frame<'a>>) -> Result<V, B::Error> {
+    fn run<B: Sink<Value = V, Key = K>>(&mut self, b: &mut B, stack: &mut Vec<Frame<'a>>) -> Result<V, B::Error> {
         loop {
             let Some(top) = stack.last_mut() else {
                 return Err(internal().into());
@@ -1376,7 +1732,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
     }
 
     /// Close a complete frame into its value.
-    fn finish<B: Builder<Value = V, Key = K>>(&mut self, b: &mut B, frame: Frame<'a>) -> Result<V, B::Error> {
+    fn finish<B: Sink<Value = V, Key = K>>(&mut self, b: &mut B, frame: Frame<'a>) -> Result<V, B::Error> {
         match frame {
             Frame::Object { seen, base, .. } => {
                 self.seen.end(seen);
@@ -1427,7 +1783,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
     /// Decode one `key: ...` line into an entry of the object on top of the
     /// stack, or open the frame that will build its value; `level` is the
     /// nesting level of the value.
-    fn key_value<B: Builder<Value = V, Key = K>>(
+    fn key_value<B: Sink<Value = V, Key = K>>(
         &mut self,
         b: &mut B,
         stack: &mut Vec<Frame<'a>>,
@@ -1446,7 +1802,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
                 return Err(self.error(&line, "TOON_KEYLESS_HEADER", msg).into());
             };
             self.note_key(seen, key, &line)?;
-            let k = b.key(key)?;
+            let k = key_of(b, key, h.key_quoted)?;
             match self.array_from_header(b, stack, &h, &line, base_depth, level)? {
                 Some(v) => self.entries.push((k, v)),
                 None => self.pending.push(k),
@@ -1456,7 +1812,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
         let (key, end) = self.at(&line, parse_key_token(line.content))?;
         let rest = trim_spaces(from(line.content, end));
         self.note_key(seen, &key, &line)?;
-        let k = b.key(&key)?;
+        let k = key_of(b, &key, line.content.starts_with('"'))?;
         let v = if rest.is_empty() {
             self.enter(&line, level)?;
             match self.r.peek()? {
@@ -1499,7 +1855,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
 
     /// The value under an array header: built at once (inline, tabular,
     /// keyed), or `None` with a list frame pushed on the stack.
-    fn array_from_header<B: Builder<Value = V, Key = K>>(
+    fn array_from_header<B: Sink<Value = V, Key = K>>(
         &mut self,
         b: &mut B,
         stack: &mut Vec<Frame<'a>>,
@@ -1534,7 +1890,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
     }
 
     /// `key[N]: a,b,c`
-    fn inline_array<B: Builder<Value = V, Key = K>>(
+    fn inline_array<B: Sink<Value = V, Key = K>>(
         &mut self,
         b: &mut B,
         h: &Header<'a>,
@@ -1554,7 +1910,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
     }
 
     /// `key[N]{f1,f2}:` followed by rows.
-    fn tabular_array<B: Builder<Value = V, Key = K>>(
+    fn tabular_array<B: Sink<Value = V, Key = K>>(
         &mut self,
         b: &mut B,
         h: &Header<'a>,
@@ -1612,7 +1968,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
     }
 
     /// `key[N:]{f1,f2}:` followed by `entry: cells` lines: an object.
-    fn keyed_object<B: Builder<Value = V, Key = K>>(
+    fn keyed_object<B: Sink<Value = V, Key = K>>(
         &mut self,
         b: &mut B,
         h: &Header<'a>,
@@ -1651,7 +2007,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
             last = line;
             let (key, key_end) = self.at(&line, parse_key_token(line.content))?;
             self.note_key(frame, &key, &line)?;
-            let k = b.key(&key)?;
+            let k = key_of(b, &key, line.content.starts_with('"'))?;
             let cells_text = trim_spaces(from(line.content, key_end));
             let n = Cells::new(cells_text, h.delim).count();
             if n != width {
@@ -1673,7 +2029,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
     /// One row's object: the fields `fields[start..end]` (one level) filled
     /// from the cells in order, nested groups as nested objects.
     #[allow(clippy::too_many_arguments)]
-    fn row_object<B: Builder<Value = V, Key = K>>(
+    fn row_object<B: Sink<Value = V, Key = K>>(
         &mut self,
         b: &mut B,
         fields: &[Field<'a>],
@@ -1688,7 +2044,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
         let mut i = start;
         while i < end {
             let Some(f) = fields.get(i) else { break };
-            let k = b.key(&f.name)?;
+            let k = key_of(b, &f.name, f.quoted)?;
             let next = f.next.max(i + 1);
             let v = if next > i + 1 {
                 self.row_object(b, fields, i + 1, next, cells, line, level + 1)?
@@ -1704,7 +2060,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
 
     /// One `- item` at `item_depth`: its value, or `None` when it opened
     /// frames on the stack that will deliver it.
-    fn list_item<B: Builder<Value = V, Key = K>>(
+    fn list_item<B: Sink<Value = V, Key = K>>(
         &mut self,
         b: &mut B,
         stack: &mut Vec<Frame<'a>>,
@@ -1761,7 +2117,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
                 base: self.entries.len(),
                 level: level + 1,
             });
-            let k = b.key(&key)?;
+            let k = key_of(b, &key, h.key_quoted)?;
             match self.array_from_header(b, stack, &h, &item, item_depth + 1, level + 1)? {
                 Some(v) => self.entries.push((k, v)),
                 None => self.pending.push(k),
@@ -1788,7 +2144,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
 
     /// A primitive token: quoted string, `true`/`false`/`null`, number, or
     /// else the trimmed text as a string.
-    fn primitive<B: Builder<Value = V, Key = K>>(&mut self, b: &mut B, token: &'a str, line: &Line<'a>) -> Result<V, B::Error> {
+    fn primitive<B: Sink<Value = V, Key = K>>(&mut self, b: &mut B, token: &'a str, line: &Line<'a>) -> Result<V, B::Error> {
         let t = trim_spaces(token);
         let tb = t.as_bytes();
         match tb.first() {
@@ -1872,6 +2228,9 @@ mod tests {
         let e = d("a: 1\na: 2").unwrap_err();
         assert_eq!(e.code(), "TOON_DUPLICATE_KEY");
         assert_eq!(lax("a: 1\na: 2").unwrap(), json!({"a": 2}));
+        // A repeated empty field name goes unreported, as in the reference.
+        assert_eq!(d("t[1]{\"\",\"\",a,a}:\n  1,2,3,4").unwrap(), json!({"t": [{"": 2, "a": 4}]}));
+        assert_eq!(d("t[1]{a,a,\"\",\"\"}:\n  1,2,3,4").unwrap_err().code(), "TOON_DUPLICATE_FIELD");
         let e = d("a[2]:\n  - 1\n\n  - 2").unwrap_err();
         assert_eq!((e.code(), e.line(), e.column()), ("TOON_BLANK_LINE", Some(3), None));
     }
@@ -1900,6 +2259,38 @@ mod tests {
         assert!(d(&s).is_ok());
         let f = format!("t[1]{{{}x{}}}:\n  1", "a{".repeat(100), "}".repeat(100));
         assert_eq!(d(&f).unwrap_err().code(), "TOON_TOO_DEEP");
+    }
+
+    #[test]
+    fn path_expansion() {
+        let x = |s: &str, strict: bool| decode(s, &DecodeOptions { strict, expand_paths: ExpandPaths::Safe, ..Default::default() });
+        assert_eq!(x("a.b.c: 1\na.b.d: 2\na.e: 3", true).unwrap(), json!({"a": {"b": {"c": 1, "d": 2}, "e": 3}}));
+        assert_eq!(x("data.meta.items[2]: a,b", true).unwrap(), json!({"data": {"meta": {"items": ["a", "b"]}}}));
+        assert_eq!(x("t[1]{a.b,c}:\n  1,2", true).unwrap(), json!({"t": [{"a": {"b": 1}, "c": 2}]}));
+        assert_eq!(x("a-b.c: 1\n1a.b: 2\na..b: 3", true).unwrap(), json!({"a-b.c": 1, "1a.b": 2, "a..b": 3}));
+        assert_eq!(d("a.b: 1").unwrap(), json!({"a.b": 1}));
+        // Keys written in quotes stay literal wherever they are.
+        assert_eq!(
+            x("\"a.b\": 1\n\"c.d\"[1]: 2\nt[1]{\"e.f\"}:\n  3\nk[1:]{v}:\n  \"g.h\": 4", true).unwrap(),
+            json!({"a.b": 1, "c.d": [2], "t": [{"e.f": 3}], "k": {"g.h": {"v": 4}}})
+        );
+        let e = x("a.b: 1\na: 2", true).unwrap_err();
+        assert_eq!((e.code(), e.line()), ("TOON_EXPANSION_CONFLICT", None));
+        assert!(e.message().starts_with("Path expansion conflict at key \"a\": cannot merge object with number"));
+        let e = x("a: 1\na.b: 2", true).unwrap_err();
+        assert!(e.message().starts_with("Path expansion conflict at segment \"a\": expected object but found number"));
+        assert_eq!(x("a.b: 1\na: 2", false).unwrap(), json!({"a": 2}));
+        assert_eq!(x("a: 1\na.b: 2", false).unwrap(), json!({"a": {"b": 2}}));
+        let deep = format!("{}: 1", vec!["a"; EXPAND_MAX_DEPTH].join("."));
+        assert_eq!(x(&deep, true).unwrap_err().code(), "TOON_TOO_DEEP");
+        let ok = format!("{}: 1", vec!["a"; EXPAND_MAX_DEPTH - 1].join("."));
+        assert_eq!(x(&ok, true).unwrap().pointer(&format!("/{}", vec!["a"; EXPAND_MAX_DEPTH - 1].join("/"))), Some(&json!(1)));
+        let mut lines = String::new();
+        for i in 0..EXPAND_MAX_DEPTH + 1 {
+            lines.push_str(&format!("{}a:\n", "  ".repeat(i)));
+        }
+        assert_eq!(x(&lines, true).unwrap_err().code(), "TOON_TOO_DEEP");
+        assert!(d(&lines).is_ok());
     }
 
     #[test]
