@@ -1182,6 +1182,10 @@ impl<B: Builder> Builder for Plain<'_, B> {
     fn object(&mut self, entries: Drain<'_, (B::Key, B::Value)>) -> Result<B::Value, B::Error> {
         self.0.object(entries)
     }
+    #[inline]
+    fn number_token(&mut self, text: &str, integer: bool) -> Result<Option<B::Value>, B::Error> {
+        self.0.number_token(text, integer)
+    }
 }
 
 impl<B: Builder> Sink for Plain<'_, B> {
@@ -1199,6 +1203,9 @@ enum Tree {
     Bool(bool),
     Int(i64),
     Float(f64),
+    /// A number token kept as text for the caller's
+    /// [`Builder::number_token`] (`true`: an integer literal).
+    Num(String, bool),
     Str(String),
     Array(Vec<Tree>),
     Object(Obj),
@@ -1239,7 +1246,7 @@ impl Tree {
     fn type_name(&self) -> &'static str {
         match self {
             Tree::Bool(_) => "boolean",
-            Tree::Int(_) | Tree::Float(_) => "number",
+            Tree::Int(_) | Tree::Float(_) | Tree::Num(..) => "number",
             Tree::Str(_) => "string",
             Tree::Null | Tree::Array(_) | Tree::Object(_) => "object",
         }
@@ -1267,6 +1274,14 @@ impl Builder for TreeBuilder {
     }
     fn float(&mut self, f: f64) -> Result<Tree> {
         Ok(Tree::Float(f))
+    }
+    fn number_token(&mut self, text: &str, integer: bool) -> Result<Option<Tree>> {
+        // Finite as a double, else the token is a string (as by default).
+        if text.parse::<f64>().is_ok_and(f64::is_finite) {
+            Ok(Some(Tree::Num(text.to_owned(), integer)))
+        } else {
+            Ok(None)
+        }
     }
     fn string(&mut self, s: &str) -> Result<Tree> {
         Ok(Tree::Str(s.to_owned()))
@@ -1440,6 +1455,10 @@ fn replay<B: Builder>(
         Tree::Bool(v) => b.bool(v),
         Tree::Int(i) => b.int(i),
         Tree::Float(f) => b.float(f),
+        Tree::Num(text, integer) => match b.number_token(&text, integer)? {
+            Some(v) => Ok(v),
+            None => b.string(&text),
+        },
         Tree::Str(s) => b.string(&s),
         Tree::Array(items) => {
             let base = values.len();
