@@ -369,13 +369,57 @@ function encodeLines(input, options) {
 
 // ------------------------------------------------------------ decode
 
-function decodeToJson(input, o) {
-  if (typeof input !== 'string') throw new TypeError(`Expected TOON text as a string, got ${input === null ? 'null' : typeof input}`)
+// Text holding lone surrogates (the reference reads them as ordinary
+// characters) cannot cross into Rust as UTF-8: each one stands in for a
+// private-use character absent from the text while decoding, and the JSON
+// produced (values, keys, messages) gets it back as a `\uDxxx` escape.
+function surrogateStandIns(text) {
+  for (const base of [0xf0000, 0x100000]) {
+    const last = base + 0x7ff
+    let used = false
+    for (const ch of text) {
+      const c = ch.codePointAt(0)
+      if (c >= base && c <= last) {
+        used = true
+        break
+      }
+    }
+    if (!used) return base
+  }
+  return undefined
+}
+
+function withLoneSurrogates(input, run) {
+  const base = surrogateStandIns(input)
+  if (base === undefined) return run(input.toWellFormed())
+  const mapped = input.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, (c) =>
+    String.fromCodePoint(base + c.charCodeAt(0) - 0xd800),
+  )
+  const back = (s) =>
+    s.replace(/[\u{F0000}-\u{F07FF}\u{100000}-\u{1007FF}]/gu, (c) => {
+      const u = c.codePointAt(0) - base
+      return u >= 0 && u < 0x800 ? `\\u${(0xd800 + u).toString(16)}` : c
+    })
   try {
-    return native.toonDecodeJson(input, o.indentSize, o.strict, o.expandPaths)
+    return back(run(mapped))
+  } catch (e) {
+    if (e instanceof Error && typeof e.message === 'string') e.message = back(e.message).replace(/\\u(d[89a-f][0-9a-f]{2})/g, (_, h) => String.fromCharCode(parseInt(h, 16)))
+    throw e
+  }
+}
+
+function nativeDecode(fn, input, o) {
+  if (typeof input !== 'string') throw new TypeError(`Expected TOON text as a string, got ${input === null ? 'null' : typeof input}`)
+  const run = (text) => fn(text, o.indentSize, o.strict, o.expandPaths)
+  try {
+    return input.isWellFormed() ? run(input) : withLoneSurrogates(input, run)
   } catch (e) {
     throw decodeError(e, input)
   }
+}
+
+function decodeToJson(input, o) {
+  return nativeDecode(native.toonDecodeJson, input, o)
 }
 
 /** Decode TOON text to a value. */
@@ -395,13 +439,7 @@ function decodeFromLines(lines, options) {
 // The reference's event stream for a document, in document order (duplicate
 // keys of non-strict mode included).
 function eventsOf(text, options) {
-  const o = resolveDecodeOptions(options)
-  if (typeof text !== 'string') throw new TypeError('Expected TOON lines')
-  try {
-    return JSON.parse(native.toonDecodeEventsJson(text, o.indentSize, o.strict, o.expandPaths))
-  } catch (e) {
-    throw decodeError(e, text)
-  }
+  return JSON.parse(nativeDecode(native.toonDecodeEventsJson, text, resolveDecodeOptions(options)))
 }
 
 /** Decode TOON lines to JSON events (startObject, key, primitive, ...). */

@@ -114,6 +114,24 @@ test('shared vectors: decode (vectors/toon_decode.json)', () => {
   }
 })
 
+test('shared vectors: path expansion (vectors/toon_decode_expand.json)', () => {
+  const v = JSON.parse(fs.readFileSync(path.join(ROOT, 'vectors', 'toon_decode_expand.json'), 'utf8'))
+  assert.ok(v.cases.length >= 100)
+  for (const c of v.cases) {
+    const opts = { strict: c.strict, indentSize: v.indent, expandPaths: 'safe' }
+    if ('error' in c) {
+      const prefix = c.line === null ? '' : `Line ${c.line}: `
+      assert.throws(
+        () => decode(c.input, opts),
+        (e) => e instanceof ToonDecodeError && e.line === (c.line ?? undefined) && e.message.startsWith(prefix + c.error),
+        JSON.stringify(c),
+      )
+    } else {
+      assert.deepStrictEqual(decode(c.input, opts), c.value, JSON.stringify(c))
+    }
+  }
+})
+
 test('the exports of the reference, with the same constants', async () => {
   const ref = await reference()
   for (const name of Object.keys(ref)) assert.ok(name in toon, `missing export ${name}`)
@@ -268,7 +286,7 @@ test('encodeLines, decodeFromLines and the event streams as the reference', asyn
   const values = [{}, { a: { b: [1, 2], c: [{ x: 1 }, { x: 2 }] } }, [], 'x', [[1], { k: [] }]]
   for (const v of values) assert.deepStrictEqual([...toon.encodeLines(v)], [...ref.encodeLines(v)], JSON.stringify(v))
   assert.deepStrictEqual([...toon.encodeLines(toon.rawString(''))], [...ref.encodeLines(ref.rawString(''))])
-  const texts = ['', 'a: 1\nb[2]{x,y}:\n  1,2\n  3,4\nc:\n  - 1\n  - d: []', '[2]: x,y', 'hello', 'k[2:]{v}:\n  p: 1\n  q: 2', 'b: 1\n"1": 2']
+  const texts = ['', 'a: 1\nb[2]{x,y}:\n  1,2\n  3,4\nc[2]:\n  - 1\n  - d: []', '[2]: x,y', 'hello', 'k[2:]{v}:\n  p: 1\n  q: 2', 'b: 1\n"1": 2']
   for (const text of texts) {
     const lines = text.split('\n')
     assert.deepStrictEqual(toon.decodeFromLines(lines), ref.decodeFromLines(lines), text)
