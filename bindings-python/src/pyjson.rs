@@ -424,12 +424,14 @@ impl<'py> Builder for PyBuilder<'py> {
     /// Python ints; other numbers as the reference's double.
     fn number_token(&mut self, text: &str, integer: bool) -> Result<Option<Self::Value>, BuildError> {
         if integer {
-            return match text.parse::<i64>() {
-                Ok(i) => self.int(i).map(Some),
-                Err(_) => self.big_int(text).map(Some),
-            };
+            if let Ok(i) = text.parse::<i64>() {
+                return self.int(i).map(Some);
+            }
         }
         match text.parse::<f64>() {
+            // A number at all only when finite as a double (as for the
+            // reference); integers then exact.
+            Ok(f) if f.is_finite() && integer => self.big_int(text).map(Some),
             Ok(f) if f.is_finite() => self.float(if f == 0.0 { 0.0 } else { f }).map(Some),
             _ => Ok(None),
         }

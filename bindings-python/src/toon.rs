@@ -859,7 +859,7 @@ impl<'py> Builder for HookBuilder<'py> {
         match hook {
             // A token whose double is infinite is a string, as for the
             // reference, whatever the hooks.
-            Some(h) if integer || text.parse::<f64>().is_ok_and(f64::is_finite) => {
+            Some(h) if text.parse::<f64>().is_ok_and(f64::is_finite) => {
                 Ok(Some(h.call1((new_str(self.inner.py(), text)?,))?))
             }
             _ => self.inner.number_token(text, integer),
