@@ -724,12 +724,14 @@ impl MessageSend {
     }
 }
 
+#[cold]
+fn empty_selector() -> Error {
+    err("TETHER_BAD_SELECTOR", "the selector is empty; give a Smalltalk selector such as 'printString', '+' or 'at:put:'")
+}
+
 fn check_selector(selector: &str) -> Result<()> {
     if selector.is_empty() {
-        return Err(err(
-            "TETHER_BAD_SELECTOR",
-            "the selector is empty; give a Smalltalk selector such as 'printString', '+' or 'at:put:'",
-        ));
+        return Err(empty_selector());
     }
     Ok(())
 }
@@ -800,7 +802,7 @@ pub fn decode_message_send_with(bytes: &[u8], opts: &Options) -> Result<MessageS
     r.expect_tag(SYMBOL_TAG, "the selector's Symbol tag")?;
     let selector = r.text("the selector")?;
     if selector.is_empty() {
-        return Err(check_selector(&selector).unwrap_err().at(sel_at));
+        return Err(empty_selector().at(sel_at));
     }
     let args_at = r.pos;
     let arguments = match r.value(0)? {
@@ -906,10 +908,7 @@ pub enum Frame {
 /// Decode any complete message: a message send, an answer, a handshake (a
 /// lone proxy word) or a pushed value.
 pub fn decode_frame(bytes: &[u8], opts: &Options) -> Result<Frame> {
-    let first = match bytes.get(..4) {
-        Some(&[a, b, c, d]) => u32::from_be_bytes([a, b, c, d]),
-        _ => return Err(Reader { buf: bytes, pos: 0, opts }.word("the first word").unwrap_err()),
-    };
+    let first = Reader { buf: bytes, pos: 0, opts }.word("the first word")?;
     Ok(match first {
         MESSAGE_SEND_TAG => Frame::MessageSend(decode_message_send_with(bytes, opts)?),
         ANSWER_TAG => Frame::Answer(decode_answer_with(bytes, opts)?),
