@@ -867,7 +867,7 @@ fn parse_json(data: &[u8], max_size: usize) -> Result<Value> {
             data.len()
         )));
     }
-    let opts = crate::json::ParseOptions { allow_nan: false, max_depth: MAX_DEPTH };
+    let opts = crate::json::ParseOptions { allow_nan: false, max_depth: MAX_DEPTH, ..Default::default() };
     crate::json::parse_with(data, opts, &mut NoDuplicates).map_err(|e| {
         if e.format() == Format::Axon {
             return e;
