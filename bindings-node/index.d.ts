@@ -96,17 +96,22 @@ export declare function kadoCompress(data: Uint8Array): Buffer | null
 /** `decompress`; `null` when the input has no magic byte. */
 export declare function kadoDecompress(data: Uint8Array): Buffer | null
 
-/**
- * Frame a JSON text: compress it as the TypeScript encoder would, then
- * prepend the header.
- */
-export declare function kadoEncodeFrame(msgType: number, json: string, sequenceId: number, timestampMs?: number | bigint | undefined | null): Buffer
-
-/** Write a header; the version must be 1 and the type known. */
 export declare function kadoEncodeHeader(version: number, msgType: number, payloadLength: number, sequenceId: number, timestampMs?: number | bigint | undefined | null): Buffer
 
-/** Validate a whole frame and return its payload bytes, decompressed. */
-export declare function kadoPayloadBytes(frame: Uint8Array): Buffer
+/**
+ * Complete a frame in a buffer the caller allocated: `frame` holds 18
+ * bytes of room for the header, then the JSON payload. Compresses in place
+ * when the TypeScript encoder would, writes the header and returns the
+ * frame's length (at most `frame.length`). The caller allocating from its
+ * buffer pool is much cheaper than handing a Rust allocation to V8.
+ */
+export declare function kadoFinishFrame(frame: Buffer, msgType: number, sequenceId: number, timestampMs?: number | bigint | undefined | null): number
+
+/**
+ * Validate a whole frame; return its payload decompressed, or `null` when
+ * it travelled uncompressed (the caller then takes a view of its input).
+ */
+export declare function kadoPayloadBytes(frame: Uint8Array): Buffer | null
 
 /**
  * Validate a whole frame and return its payload as text (decompressed,
