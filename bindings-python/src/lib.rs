@@ -7,8 +7,10 @@
 
 mod buffer;
 mod errors;
+mod axon;
 mod kado;
 mod pyjson;
+mod tether;
 
 use pyo3::prelude::*;
 
@@ -17,6 +19,8 @@ fn _polywire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     errors::register(m)?;
     kado::register(m)?;
+    tether::register(m)?;
+    axon::register(m)?;
     Ok(())
 }
 

@@ -4,6 +4,8 @@ Submodules, one per format:
 
 - ``polywire.kado``: Kado frames (the "TOON protocol" binary framing between the Kado
   orchestrator and its ai-engine).
+- ``polywire.tether``: Tether, Caffeine's 32-bit tagged object encoding.
+- ``polywire.axon``: AXON v2 agent-to-agent JSON envelopes.
 
 Every error raised for bad input is a :class:`PolywireError` (a ``ValueError``) with
 ``code`` (a stable string), ``offset`` (byte offset or ``None``), ``line`` and ``column``.
