@@ -53,11 +53,17 @@ class TOONEncoder {
   /** Encode a frame; `timestamp` defaults to `Date.now()`. */
   encode(type, data, sequenceId, timestamp) {
     const json = stringify(data)
+    // The frame is allocated here (Buffer's pool serves small ones) and
+    // completed in place by Rust: cheaper than returning a Rust allocation.
+    const frame = Buffer.allocUnsafe(HEADER_SIZE + Buffer.byteLength(json))
+    frame.utf8Write(json, HEADER_SIZE)
+    let n
     try {
-      return native.kadoEncodeFrame(type, json, sequenceId, timestamp ?? Date.now())
+      n = native.kadoFinishFrame(frame, type, sequenceId, timestamp ?? Date.now())
     } catch (e) {
       rethrow(e)
     }
+    return n === frame.length ? frame : frame.subarray(0, n)
   }
 
   encodeHeader(header) {
@@ -122,7 +128,8 @@ class TOONDecoder {
     } catch (e) {
       rethrow(e)
     }
-    return { header: readHeader(bytes), payload }
+    const header = readHeader(bytes)
+    return { header, payload: payload ?? bytes.subarray(HEADER_SIZE, HEADER_SIZE + header.payloadLength) }
   }
 
   /** Read and validate (length, version, type) the 18-byte header. */

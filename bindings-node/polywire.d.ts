@@ -1,3 +1,5 @@
 export * as kado from './kado'
 export * as toon from './toon'
+export * as tether from './tether'
+export * as axon from './axon'
 export { PolywireError, KadoError, TetherError, AxonError, KameoError } from './errors'

@@ -6,6 +6,8 @@ const errors = require('./errors.js')
 module.exports = {
   kado: require('./kado.js'),
   toon: require('./toon.js'),
+  tether: require('./tether.js'),
+  axon: require('./axon.js'),
   PolywireError: errors.PolywireError,
   KadoError: errors.KadoError,
   TetherError: errors.TetherError,

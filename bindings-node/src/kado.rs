@@ -4,6 +4,7 @@
 
 use crate::errors::{invalid_arg, to_napi, IntoNapi, Result};
 use napi::bindgen_prelude::*;
+use napi::JsString;
 use napi_derive::napi;
 use polywire::kado::{self, Header, MessageType, HEADER_SIZE};
 use std::borrow::Cow;
@@ -38,20 +39,49 @@ fn timestamp(ts: Option<Either<f64, BigInt>>) -> Result<u64> {
     }
 }
 
-/// Frame a JSON text: compress it as the TypeScript encoder would, then
-/// prepend the header.
-#[napi(js_name = "kadoEncodeFrame")]
-pub fn encode_frame(msg_type: u32, json: String, sequence_id: u32, timestamp_ms: Option<Either<f64, BigInt>>) -> Result<Buffer> {
+/// Complete a frame in a buffer the caller allocated: `frame` holds 18
+/// bytes of room for the header, then the JSON payload. Compresses in place
+/// when the TypeScript encoder would, writes the header and returns the
+/// frame's length (at most `frame.length`). The caller allocating from its
+/// buffer pool is much cheaper than handing a Rust allocation to V8.
+#[napi(js_name = "kadoFinishFrame")]
+pub fn finish_frame(mut frame: BufferSlice<'_>, msg_type: u32, sequence_id: u32, timestamp_ms: Option<Either<f64, BigInt>>) -> Result<u32> {
     let t = message_type(msg_type)?;
     let ts = timestamp(timestamp_ms)?;
-    let mut buf = Vec::with_capacity(HEADER_SIZE + json.len());
-    buf.extend_from_slice(&[0u8; HEADER_SIZE]);
-    buf.extend_from_slice(json.as_bytes());
-    kado::finish_frame(&mut buf, t, sequence_id, ts).napi()?;
-    Ok(buf.into())
+    if frame.len() < HEADER_SIZE {
+        return Err(invalid_arg("KADO_INVALID_ARGUMENT", format!("frame buffer shorter than {HEADER_SIZE} bytes")));
+    }
+    let frame: &mut [u8] = &mut frame;
+    SCRATCH.with(|cell| {
+        let mut scratch = cell.try_borrow_mut().map_err(|_| invalid_arg("KADO_INVALID_ARGUMENT", "re-entrant call".into()))?;
+        let mut buf = std::mem::take(&mut *scratch);
+        buf.clear();
+        // The payload is compressed into `buf` (a kept allocation) and copied
+        // back only when compression applies; otherwise only the header is
+        // written, in place.
+        let payload_len = frame.len() - HEADER_SIZE;
+        let mut n = frame.len();
+        if payload_len > kado::COMPRESSION_THRESHOLD {
+            buf.push(kado::MAGIC_COMPRESSED);
+            kado::rle_encode_into(&frame[HEADER_SIZE..], &mut buf);
+            if buf.len() - 1 < payload_len {
+                frame[HEADER_SIZE..HEADER_SIZE + buf.len()].copy_from_slice(&buf);
+                n = HEADER_SIZE + buf.len();
+            }
+        }
+        if buf.capacity() <= 1 << 20 {
+            *scratch = buf;
+        }
+        let header = Header::new(t, (n - HEADER_SIZE) as u32, ts, sequence_id);
+        frame[..HEADER_SIZE].copy_from_slice(&header.to_bytes());
+        Ok(n as u32)
+    })
 }
 
-/// Write a header; the version must be 1 and the type known.
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 #[napi(js_name = "kadoEncodeHeader")]
 pub fn encode_header(
     version: u32,
@@ -74,25 +104,35 @@ pub fn encode_header(
 /// A payload as it is on the wire (maybe compressed) -> its text,
 /// decompressed and UTF-8 checked; offsets are within the payload.
 #[napi(js_name = "kadoPayloadToText")]
-pub fn payload_to_text(payload: &[u8]) -> Result<String> {
+pub fn payload_to_text<'e>(env: &'e Env, payload: &[u8]) -> Result<JsString<'e>> {
     let p = kado::decompress(payload).napi()?;
-    Ok(kado::host_payload_text(&p, 0).napi()?.to_owned())
+    js_text(env, kado::host_payload_text(&p, 0).napi()?)
 }
 
 /// Validate a whole frame and return its payload as text (decompressed,
 /// UTF-8 checked). The caller reads the header fields itself.
 #[napi(js_name = "kadoPayloadText")]
-pub fn payload_text(frame: &[u8]) -> Result<String> {
+pub fn payload_text<'e>(env: &'e Env, frame: &[u8]) -> Result<JsString<'e>> {
     let (_, payload) = kado::decode_raw(frame).napi()?;
     let base = if matches!(payload, Cow::Borrowed(_)) { HEADER_SIZE } else { 0 };
-    Ok(kado::host_payload_text(&payload, base).napi()?.to_owned())
+    js_text(env, kado::host_payload_text(&payload, base).napi()?)
 }
 
-/// Validate a whole frame and return its payload bytes, decompressed.
+/// A JS string from checked text without an intermediate Rust `String`;
+/// ASCII goes through the Latin-1 constructor, which V8 copies directly.
+fn js_text<'e>(env: &'e Env, text: &str) -> Result<JsString<'e>> {
+    let r = if text.is_ascii() { env.create_string_latin1(text.as_bytes()) } else { env.create_string(text) };
+    r.map_err(|e| invalid_arg("KADO_INTERNAL", e.reason.clone()))
+}
+
+/// Validate a whole frame; return its payload decompressed, or `null` when
+/// it travelled uncompressed (the caller then takes a view of its input).
 #[napi(js_name = "kadoPayloadBytes")]
-pub fn payload_bytes(frame: &[u8]) -> Result<Buffer> {
-    let (_, payload) = kado::decode_raw(frame).napi()?;
-    Ok(payload.into_owned().into())
+pub fn payload_bytes(frame: &[u8]) -> Result<Option<Buffer>> {
+    match kado::decode_raw(frame).napi()?.1 {
+        Cow::Borrowed(_) => Ok(None),
+        Cow::Owned(v) => Ok(Some(v.into())),
+    }
 }
 
 /// Error path of `JSON.parse` on a payload: locate the problem as a byte

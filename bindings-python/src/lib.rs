@@ -7,9 +7,11 @@
 
 mod buffer;
 mod errors;
+mod axon;
 mod kado;
 mod pyjson;
 mod toon;
+mod tether;
 
 use pyo3::prelude::*;
 
@@ -19,6 +21,8 @@ fn _polywire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     kado::register(m)?;
     toon::register(m)?;
+    tether::register(m)?;
+    axon::register(m)?;
     Ok(())
 }
 

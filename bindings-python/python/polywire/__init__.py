@@ -6,6 +6,8 @@ Submodules, one per format:
   orchestrator and its ai-engine).
 - ``polywire.toon``: TOON text (Token-Oriented Object Notation), shaped like
   ``toon_format``, byte-exact with the ``@toon-format/toon`` reference.
+- ``polywire.tether``: Tether, Caffeine's 32-bit tagged object encoding.
+- ``polywire.axon``: AXON v2 agent-to-agent JSON envelopes.
 
 Every error raised for bad input is a :class:`PolywireError` (a ``ValueError``) with
 ``code`` (a stable string), ``offset`` (byte offset or ``None``), ``line`` and ``column``.

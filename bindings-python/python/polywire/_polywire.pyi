@@ -29,3 +29,5 @@ class KameoError(PolywireError): ...
 
 kado: ModuleType
 toon: ModuleType
+tether: ModuleType
+axon: ModuleType

@@ -111,6 +111,14 @@ pub fn decode(text: &str, opts: &DecodeOptions) -> Result<serde_json::Value> {
 }
 
 /// Decode TOON text, building the value with `b`.
+///
+/// Objects are handed over with their entries in document order. In
+/// non-strict mode an object may repeat a key: the builder should keep the
+/// first position and the last value, as a JavaScript object (and a Python
+/// dict) does. (A JavaScript object also enumerates integer-like keys
+/// first; that order is left to the builder's host.) Integers come through
+/// [`Builder::int`], other numbers through [`Builder::float`]; see the
+/// module documentation.
 pub fn decode_with<B: Builder>(text: &str, opts: &DecodeOptions, b: &mut B) -> Result<B::Value, B::Error> {
     if opts.indent == 0 {
         return Err(Error::new(
@@ -522,7 +530,7 @@ fn unescape<'s>(inner: &'s str, scratch: &'s mut String) -> Result<&'s str, Syn>
         let Some(&next) = b.get(i + 1) else {
             return Err(syn(
                 "TOON_INVALID_ESCAPE",
-                "Invalid escape sequence: backslash at end of string",
+                "Invalid escape sequence: backslash at end of string (expected an escape character)",
                 inner,
                 i,
             ));
