@@ -185,10 +185,10 @@ export declare function tetherToolArguments(receiverTyped: string, selector: str
 export declare function toonDecodeDirect(text: string, indent: number, strict: boolean): unknown
 
 /** Decode TOON text to the reference's event stream, as a JSON array. */
-export declare function toonDecodeEventsJson(text: string, indent: number, strict: boolean, expandPaths: boolean): string
+export declare function toonDecodeEventsJson(text: unknown, indent: number, strict: boolean, expandPaths: boolean): unknown
 
 /** Decode TOON text to JSON text (for `JSON.parse`). */
-export declare function toonDecodeJson(text: string, indent: number, strict: boolean, expandPaths: boolean): string
+export declare function toonDecodeJson(text: unknown, indent: number, strict: boolean, expandPaths: boolean): unknown
 
 /** Benchmark only: encode a plain JSON-model value read through N-API. */
 export declare function toonEncodeDirect(value: unknown, indent: number, delimiter: number): string
@@ -197,4 +197,4 @@ export declare function toonEncodeDirect(value: unknown, indent: number, delimit
  * Encode the value that `json` (written by `JSON.stringify`) holds. With
  * `rawKey`, objects `{"<rawKey>": n}` stand for verbatim text `raws[n]`.
  */
-export declare function toonEncodeJson(json: string, indent: number, delimiter: number, keyFolding: boolean, flattenDepth: number, rawKey?: string | undefined | null, raws?: Array<string> | undefined | null): string
+export declare function toonEncodeJson(json: unknown, indent: number, delimiter: number, keyFolding: boolean, flattenDepth: number, rawKey?: string | undefined | null, raws?: Array<string> | undefined | null): unknown

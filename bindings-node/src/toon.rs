@@ -336,63 +336,160 @@ fn json_error_to_toon(e: Error) -> Error {
 
 // ---------------------------------------------------------------- entry points
 
+/// Buffers kept between calls: a large document then costs no fresh
+/// allocation (and no page faults) on every call.
+#[derive(Default)]
+struct Scratch {
+    input: Vec<u8>,
+    output: Vec<u8>,
+    arena: Arena,
+}
+
+impl Arena {
+    fn reset(&mut self) {
+        self.nodes.clear();
+        self.items.clear();
+        self.entries.clear();
+        self.text.clear();
+        self.raw_key = None;
+        self.raws.clear();
+    }
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+}
+
+/// Run `f` with the cleared scratch buffers; big ones are dropped after.
+fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut s) => {
+            s.arena.reset();
+            s.input.clear();
+            s.output.clear();
+            let r = f(&mut s);
+            const KEEP: usize = 8 << 20;
+            if s.input.capacity() > KEEP || s.output.capacity() > KEEP || s.arena.text.capacity() > KEEP || s.arena.nodes.capacity() > KEEP / 16 {
+                *s = Scratch::default();
+            }
+            r
+        }
+        Err(_) => f(&mut Scratch::default()),
+    })
+}
+
+#[cold]
+fn napi_status(what: &str) -> napi::Error<crate::errors::Code> {
+    invalid_arg("TOON_NAPI", format!("N-API call failed: {what}"))
+}
+
+/// Read a JavaScript string as UTF-8 into `buf` (lone surrogates become
+/// U+FFFD; the JavaScript side maps them before calling).
+unsafe fn read_string(env: sys::napi_env, v: sys::napi_value, buf: &mut Vec<u8>) -> Result<&str> {
+    let mut len = 0usize;
+    if sys::napi_get_value_string_utf8(env, v, std::ptr::null_mut(), 0, &mut len) != sys::Status::napi_ok {
+        return Err(invalid_arg("TOON_INVALID_ARGUMENT", "expected a string".into()));
+    }
+    buf.clear();
+    buf.reserve(len + 1);
+    let mut written = 0usize;
+    if sys::napi_get_value_string_utf8(env, v, buf.as_mut_ptr() as *mut _, len + 1, &mut written) != sys::Status::napi_ok {
+        return Err(napi_status("read string"));
+    }
+    buf.set_len(written.min(len));
+    // N-API writes well-formed UTF-8.
+    std::str::from_utf8(buf).map_err(|_| napi_status("string is not UTF-8"))
+}
+
+/// A JavaScript string from UTF-8 text: copied as Latin-1 when it is ASCII
+/// (no UTF-8 decoding in V8, a one-byte string, which JSON.parse reads fastest).
+unsafe fn make_string<'env>(env: &'env Env, text: &[u8]) -> Result<Unknown<'env>> {
+    let mut v = std::ptr::null_mut();
+    let status = if text.is_ascii() {
+        sys::napi_create_string_latin1(env.raw(), text.as_ptr() as *const _, text.len() as isize, &mut v)
+    } else {
+        sys::napi_create_string_utf8(env.raw(), text.as_ptr() as *const _, text.len() as isize, &mut v)
+    };
+    if status != sys::Status::napi_ok {
+        return Err(napi_status("create string"));
+    }
+    Ok(Unknown::from_raw_unchecked(env.raw(), v))
+}
+
 /// Encode the value that `json` (written by `JSON.stringify`) holds. With
 /// `rawKey`, objects `{"<rawKey>": n}` stand for verbatim text `raws[n]`.
 #[napi(js_name = "toonEncodeJson")]
-pub fn encode_json(
-    json: String,
+#[allow(clippy::too_many_arguments)]
+pub fn encode_json<'env>(
+    env: &'env Env,
+    json: Unknown<'env>,
     indent: u32,
     delimiter: u32,
     key_folding: bool,
     flatten_depth: f64,
     raw_key: Option<String>,
     raws: Option<Vec<String>>,
-) -> Result<String> {
+) -> Result<Unknown<'env>> {
     let opts = encode_options(indent, delimiter, key_folding, flatten_depth)?;
-    let mut arena = Arena { raw_key, raws: raws.unwrap_or_default(), ..Arena::default() };
-    arena.text.reserve(json.len() / 2);
-    let popts = ParseOptions { utf8_checked: true, ..ParseOptions::default() };
-    let root = json::parse_with(json.as_bytes(), popts, &mut arena).map_err(json_error_to_toon).napi()?;
-    let mut out = String::with_capacity(json.len());
-    encode_into(&ArenaVal { arena: &arena, id: root }, &opts, &mut out).napi()?;
-    Ok(out)
+    with_scratch(|s| {
+        let Scratch { input, output, arena } = s;
+        arena.raw_key = raw_key;
+        arena.raws = raws.unwrap_or_default();
+        let json = unsafe { read_string(env.raw(), json.value().value, input)? };
+        let popts = ParseOptions { utf8_checked: true, ..ParseOptions::default() };
+        let root = json::parse_with(json.as_bytes(), popts, arena).map_err(json_error_to_toon).napi()?;
+        // The encoder appends to a String; reuse the output buffer as one.
+        let mut out = String::from_utf8(std::mem::take(output)).unwrap_or_default();
+        let r = encode_into(&ArenaVal { arena, id: root }, &opts, &mut out).napi();
+        let made = r.and_then(|()| unsafe { make_string(env, out.as_bytes()) });
+        *output = out.into_bytes();
+        made
+    })
+}
+
+fn decode_options(indent: u32, strict: bool, expand_paths: bool) -> DecodeOptions {
+    DecodeOptions {
+        indent: indent as usize,
+        strict,
+        expand_paths: if expand_paths { ExpandPaths::Safe } else { ExpandPaths::Off },
+    }
 }
 
 /// Decode TOON text to JSON text (for `JSON.parse`).
 #[napi(js_name = "toonDecodeJson")]
-pub fn decode_json(text: String, indent: u32, strict: bool, expand_paths: bool) -> Result<String> {
-    let opts = DecodeOptions {
-        indent: indent as usize,
-        strict,
-        expand_paths: if expand_paths { ExpandPaths::Safe } else { ExpandPaths::Off },
-    };
-    let mut arena = Arena::default();
-    arena.text.reserve(text.len() / 2);
-    let root = decode_with(&text, &opts, &mut arena).napi()?;
-    let mut out = Vec::with_capacity(text.len() + text.len() / 4);
-    arena.write_json(root, &mut out);
-    // Every piece written is UTF-8.
-    Ok(String::from_utf8(out).unwrap_or_default())
+pub fn decode_json<'env>(env: &'env Env, text: Unknown<'env>, indent: u32, strict: bool, expand_paths: bool) -> Result<Unknown<'env>> {
+    let opts = decode_options(indent, strict, expand_paths);
+    with_scratch(|s| {
+        let Scratch { input, output, arena } = s;
+        let text = unsafe { read_string(env.raw(), text.value().value, input)? };
+        let root = decode_with(text, &opts, arena).napi()?;
+        arena.write_json(root, output);
+        unsafe { make_string(env, output) }
+    })
 }
 
 /// Decode TOON text to the reference's event stream, as a JSON array.
 #[napi(js_name = "toonDecodeEventsJson")]
-pub fn decode_events_json(text: String, indent: u32, strict: bool, expand_paths: bool) -> Result<String> {
-    let opts = DecodeOptions {
-        indent: indent as usize,
-        strict,
-        expand_paths: if expand_paths { ExpandPaths::Safe } else { ExpandPaths::Off },
-    };
-    let mut arena = Arena::default();
-    let root = decode_with(&text, &opts, &mut arena).napi()?;
-    let mut out = Vec::with_capacity(text.len() * 3);
-    out.push(b'[');
-    arena.write_events(root, &mut out);
-    if out.len() > 1 {
-        out.pop(); // the last comma
-    }
-    out.push(b']');
-    Ok(String::from_utf8(out).unwrap_or_default())
+pub fn decode_events_json<'env>(
+    env: &'env Env,
+    text: Unknown<'env>,
+    indent: u32,
+    strict: bool,
+    expand_paths: bool,
+) -> Result<Unknown<'env>> {
+    let opts = decode_options(indent, strict, expand_paths);
+    with_scratch(|s| {
+        let Scratch { input, output, arena } = s;
+        let text = unsafe { read_string(env.raw(), text.value().value, input)? };
+        let root = decode_with(text, &opts, arena).napi()?;
+        output.push(b'[');
+        arena.write_events(root, output);
+        if output.len() > 1 {
+            output.pop(); // the last comma
+        }
+        output.push(b']');
+        unsafe { make_string(env, output) }
+    })
 }
 
 // ---------------------------------------------------------------- direct N-API (benchmark only)

@@ -121,10 +121,12 @@ fn format_number(f: f64) -> String {
 
 // ---------------------------------------------------------------- encoding
 
-/// An error of the walk: a Python exception or a core error.
+/// An error of the walk: a Python exception or a core error; or, in the
+/// first walk before any check, a value that needs the check pass.
 enum EncErr {
     Py(PyErr),
     Codec(Error),
+    NeedsCheck,
 }
 
 impl From<Error> for EncErr {
@@ -144,6 +146,7 @@ impl EncErr {
         match self {
             EncErr::Py(e) => e,
             EncErr::Codec(e) => to_pyerr_as(py, py.get_type::<ToonEncodeError>(), e),
+            EncErr::NeedsCheck => value_changed_error(),
         }
     }
 }
@@ -165,6 +168,9 @@ struct Ctx<'py> {
     converted: HashMap<usize, Converted<'py>>,
     /// Whether some dict was converted (then dicts are looked up too).
     dicts_converted: bool,
+    /// Whether the check pass ran. Before, the walk stops at the first value
+    /// that needs it (a conversion, a non-`str` key, a lone surrogate).
+    checked: bool,
 }
 
 // Tags of `polywire._toon_host.convert` results.
@@ -280,6 +286,27 @@ fn is_exact(ptr: *mut ffi::PyObject, tp: *mut ffi::PyTypeObject) -> bool {
 /// ASCII). `None` when it holds lone surrogates.
 #[inline]
 unsafe fn utf8<'a>(ptr: *mut ffi::PyObject) -> Option<&'a str> {
+    // Compact ASCII (most keys and values): the characters are the bytes,
+    // right after the object header.
+    if ffi::PyUnicode_IS_COMPACT_ASCII(ptr) != 0 {
+        let data = ffi::_PyUnicode_COMPACT_DATA(ptr) as *const u8;
+        let len = ffi::PyUnicode_GET_LENGTH(ptr) as usize;
+        return Some(std::str::from_utf8_unchecked(std::slice::from_raw_parts(data, len)));
+    }
+    utf8_slow(ptr)
+}
+
+/// A dict key as text: `None` unless it is a `str` without lone surrogates.
+#[inline]
+unsafe fn key_str<'a>(key: *mut ffi::PyObject) -> Option<&'a str> {
+    if ffi::PyUnicode_Check(key) == 0 {
+        return None;
+    }
+    utf8(key)
+}
+
+#[inline(never)]
+unsafe fn utf8_slow<'a>(ptr: *mut ffi::PyObject) -> Option<&'a str> {
     let mut size: ffi::Py_ssize_t = 0;
     let data = ffi::PyUnicode_AsUTF8AndSize(ptr, &mut size);
     if data.is_null() {
@@ -516,8 +543,14 @@ struct PyVal<'a, 'py> {
 }
 
 #[cold]
-fn value_changed() -> EncErr {
-    EncErr::Codec(Error::new(Format::Toon, "TOON_VALUE_CHANGED", "expected the value to stay unchanged while it is encoded"))
+fn value_changed_error() -> PyErr {
+    Python::attach(|py| {
+        to_pyerr_as(
+            py,
+            py.get_type::<ToonEncodeError>(),
+            Error::new(Format::Toon, "TOON_VALUE_CHANGED", "expected the value to stay unchanged while it is encoded"),
+        )
+    })
 }
 
 impl<'a, 'py> PyVal<'a, 'py> {
@@ -534,10 +567,25 @@ impl<'a, 'py> PyVal<'a, 'py> {
 
     #[cold]
     fn converted(&self, p: *mut ffi::PyObject) -> Result<Self, EncErr> {
+        if !self.ctx.checked {
+            return Err(EncErr::NeedsCheck);
+        }
         match self.ctx.converted.get(&(p as usize)) {
             Some(c) => Ok(PyVal { ptr: c.value.as_ptr(), ctx: self.ctx, number: c.number }),
             None if model_of(p) == Model::Dict => Ok(PyVal { ptr: p, ctx: self.ctx, number: false }),
-            None => Err(value_changed()),
+            None => Err(self.unexpected()),
+        }
+    }
+
+    /// A value the walk cannot take as it is: before the check pass, the
+    /// check pass is needed; after it, the value changed (impossible: no
+    /// Python code runs during the walk).
+    #[cold]
+    fn unexpected(&self) -> EncErr {
+        if self.ctx.checked {
+            EncErr::Codec(Error::new(Format::Toon, "TOON_VALUE_CHANGED", "expected the value to stay unchanged while it is encoded"))
+        } else {
+            EncErr::NeedsCheck
         }
     }
 
@@ -560,12 +608,12 @@ impl<'a, 'py> PyVal<'a, 'py> {
         let p = self.ptr;
         unsafe {
             if ffi::PyUnicode_Check(p) != 0 {
-                return utf8(p).map(|s| Kind::Str(Cow::Borrowed(s))).ok_or_else(value_changed);
+                return utf8(p).map(|s| Kind::Str(Cow::Borrowed(s))).ok_or_else(|| self.unexpected());
             }
             if ffi::PyLong_Check(p) != 0 {
                 let mut overflow: c_int = 0;
                 let v = ffi::PyLong_AsLongLongAndOverflow(p, &mut overflow);
-                return if overflow == 0 { Ok(Kind::Int(v)) } else { Err(value_changed()) };
+                return if overflow == 0 { Ok(Kind::Int(v)) } else { Err(self.unexpected()) };
             }
             if ffi::PyFloat_Check(p) != 0 {
                 return Ok(Kind::Float(ffi::PyFloat_AsDouble(p)));
@@ -577,7 +625,7 @@ impl<'a, 'py> PyVal<'a, 'py> {
                 return Ok(Kind::Object);
             }
         }
-        Err(value_changed())
+        Err(self.unexpected())
     }
 
     #[inline]
@@ -613,7 +661,7 @@ impl<'a, 'py> EncodeValue for PyVal<'a, 'py> {
             if tp == addr_of_mut!(ffi::PyUnicode_Type) {
                 match utf8(p) {
                     Some(s) => Ok(Kind::Str(Cow::Borrowed(s))),
-                    None => Err(value_changed()),
+                    None => Err(self.unexpected()),
                 }
             } else if tp == addr_of_mut!(ffi::PyLong_Type) {
                 let mut overflow: c_int = 0;
@@ -686,8 +734,8 @@ impl<'a, 'py> EncodeValue for PyVal<'a, 'py> {
                 if ffi::PyDict_Next(self.ptr, &mut pos, &mut key, &mut value) == 0 {
                     return None;
                 }
-                let Some(k) = utf8(key) else {
-                    return Some(Err(value_changed()));
+                let Some(k) = key_str(key) else {
+                    return Some(Err(self.unexpected()));
                 };
                 Some(self.child(value).map(|v| (Cow::Borrowed(k), v)))
             }
@@ -721,7 +769,7 @@ impl<'a, 'py> EncodeValue for PyVal<'a, 'py> {
         unsafe {
             while ffi::PyDict_Next(self.ptr, &mut pos, &mut key, &mut value) != 0 {
                 // Compact ASCII keys: look at the first character in place.
-                let Some(k) = utf8(key) else { return Err(value_changed()) };
+                let Some(k) = key_str(key) else { return Err(self.unexpected()) };
                 if matches!(k.as_bytes().first(), Some(b'0'..=b'9')) && array_index(k).is_some() {
                     return Ok(true);
                 }
@@ -778,24 +826,43 @@ fn dumps<'py>(
         }
     }
     let default = default.filter(|d| !d.is_none());
-    let mut ctx = Ctx { py, default, sort_keys, converted: HashMap::new(), dicts_converted: false };
-    ctx.check(obj, 0).map_err(|e| e.into_pyerr(py))?;
-    let ctx = &ctx;
-    let root = PyVal { ptr: obj.as_ptr(), ctx, number: false }.child(obj.as_ptr()).map_err(|e| e.into_pyerr(py))?;
-    let run = |out: &mut String| -> PyResult<Bound<'py, PyString>> {
-        encode_into(&root, &opts, out).map_err(|e| e.into_pyerr(py))?;
-        Ok(new_str(py, out)?.cast_into::<PyString>()?)
-    };
-    OUT.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut out) => {
+    let mut ctx = Ctx { py, default, sort_keys, converted: HashMap::new(), dicts_converted: false, checked: false };
+    if sort_keys {
+        ctx.check(obj, 0).map_err(|e| e.into_pyerr(py))?;
+        ctx.checked = true;
+    }
+    let ptr = obj.as_ptr();
+    OUT.with(|cell| {
+        let mut fresh = String::new();
+        let mut held = cell.try_borrow_mut().ok();
+        let out: &mut String = match held.as_deref_mut() {
+            Some(o) => o,
+            None => &mut fresh,
+        };
+        let r = loop {
             out.clear();
-            let r = run(&mut out);
-            if out.capacity() > 1 << 20 {
-                *out = String::new();
+            // First a walk with no check pass: it stops at the first value
+            // that needs one (rare), and the check pass runs before the
+            // second walk.
+            let walked = {
+                let ctx = &ctx;
+                PyVal { ptr, ctx, number: false }.child(ptr).and_then(|root| encode_into(&root, &opts, out))
+            };
+            match walked {
+                Err(EncErr::NeedsCheck) if !ctx.checked => {
+                    if let Err(e) = ctx.check(obj, 0) {
+                        break Err(e.into_pyerr(py));
+                    }
+                    ctx.checked = true;
+                }
+                Err(e) => break Err(e.into_pyerr(py)),
+                Ok(()) => break new_str(py, out).and_then(|s| Ok(s.cast_into::<PyString>()?)),
             }
-            r
+        };
+        if out.capacity() > 1 << 20 {
+            *out = String::new();
         }
-        Err(_) => run(&mut String::new()),
+        r
     })
 }
 
