@@ -7,13 +7,14 @@
 // Rust parses the JSON and encodes TOON; Rust decodes TOON and writes JSON,
 // then JSON.parse here. Measured against building or reading the values
 // through N-API directly (toonEncodeDirect / toonDecodeDirect in the native
-// module), ops/s under Node 20, CPU time, best of 5:
+// module), ops/s under Node 20 (CPU time, best of 5 runs, on a shared
+// 2-core machine):
 //
-//   data (JSON bytes)      encode: JSON route / direct   decode: JSON route / direct
-//   1000 tabular rows (98K)         1001 / 555                  937 / 751
-//   300 nested orders (76K)          794 / 389                  479 / 385
-//   small object (96 B)           491877 / 239450            427069 / 327038
-//   mixed arrays (10K)              9509 / 7247                6850 / 5241
+//   data (JSON bytes)          encode: JSON route / direct   decode: JSON route / direct
+//   1000 tabular rows (98K)           1270 / 603                  1005 / 648
+//   300 nested orders (76K)           1224 / 444                   862 / 550
+//   small object (96 B)             498417 / 294948             423723 / 315967
+//   mixed arrays (10K)                9172 / 7026                 6751 / 4879
 //
 // so the JSON route is kept for both directions. JSON.stringify is only
 // used when it writes exactly what the reference's normalisation gives
