@@ -151,6 +151,16 @@ impl PeerId {
         }
     }
 
+    /// The peer id of a public key given either as the 32 raw bytes of an
+    /// Ed25519 key or protobuf-encoded (any key type); what the bindings'
+    /// `peer_id_from_public_key` calls.
+    pub fn from_public_key(key: &[u8]) -> Result<PeerId> {
+        match <&[u8; 32]>::try_from(key) {
+            Ok(raw) => Ok(PeerId::from_ed25519_public_key(raw)),
+            Err(_) => PeerId::from_public_key_protobuf(key),
+        }
+    }
+
     /// Canonical multihash bytes (what `PeerId::to_bytes` returns).
     pub fn as_bytes(&self) -> &[u8] {
         &self.bytes
@@ -356,6 +366,9 @@ mod tests {
         let mut proto = vec![8, 1, 0x12, 0x20];
         proto.extend_from_slice(&[7; 32]);
         assert_eq!(PeerId::from_public_key_protobuf(&proto).unwrap(), p);
+        assert_eq!(PeerId::from_public_key(&proto).unwrap(), p);
+        assert_eq!(PeerId::from_public_key(&[7; 32]).unwrap(), p);
+        assert_eq!(PeerId::from_public_key(&[7; 31]).unwrap_err().code(), "KAMEO_INVALID_PUBLIC_KEY");
     }
 
     #[test]

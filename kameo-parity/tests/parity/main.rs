@@ -187,7 +187,7 @@ fn mutated_inputs_are_judged_alike() {
         }
     }
     let (mut accepted, mut total) = (0, 0);
-    for round in 0..12 {
+    for round in 0..60 {
         for (kind, seed) in &seeds {
             let input = mutate(&mut rng, seed, round);
             let ok = match *kind {
@@ -350,6 +350,7 @@ fn peer_ids() -> J {
         assert_eq!(ours.as_bytes(), &theirs.to_bytes()[..]);
         assert_eq!(ours.to_base58(), theirs.to_base58());
         assert_eq!(pk::PeerId::from_public_key_protobuf(&public.encode_protobuf()).unwrap(), ours);
+        assert_eq!(pk::PeerId::from_public_key(&public.encode_protobuf()).unwrap(), ours);
         assert_eq!(pk::PeerId::from_base58(&theirs.to_base58()).unwrap(), ours);
         out.push(json!({
             "ed25519_public_key": hex(&raw),
