@@ -492,3 +492,30 @@ fn write_or_compare_vectors(sections: Vec<(&str, J)>) {
         "vectors/kameo.json differs from what kameo produces now; rerun with KAMEO_WRITE_VECTORS=1 and review the diff"
     );
 }
+
+/// Differential run over a directory of inputs (e.g. a cargo-fuzz corpus of
+/// `fuzz/fuzz_targets/kameo_decode.rs`): each file is judged as a request,
+/// a response and a registration by both sides.
+/// `KAMEO_PARITY_CORPUS=dir cargo test -p kameo-parity -- --ignored`
+#[test]
+#[ignore = "needs KAMEO_PARITY_CORPUS=<dir>"]
+fn corpus_inputs_are_judged_alike() {
+    quiet_kameo_panics();
+    let dir = std::env::var_os("KAMEO_PARITY_CORPUS").expect("KAMEO_PARITY_CORPUS=<dir of inputs>");
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir).expect("corpus dir") {
+        let input = std::fs::read(entry.expect("entry").path()).expect("input");
+        agree_request(&input);
+        agree_response(&input);
+        let theirs = k_read_registration(&input);
+        match (theirs, pk::ActorRegistration::from_bytes(&input)) {
+            (Outcome::Ok((id, rid)), Ok(o)) => assert_eq!((id, rid), (o.actor_id, o.remote_id)),
+            (Outcome::Ok(k), Err(e)) => panic!("kameo accepts {k:?}, we reject ({e}): {}", hex(&input)),
+            (k, Ok(o)) if !matches!(k, Outcome::Ok(_)) => panic!("kameo rejects ({k:?}), we accept {o:?}"),
+            _ => {}
+        }
+        n += 1;
+    }
+    assert!(n > 0, "empty corpus");
+    println!("{n} inputs judged alike");
+}
