@@ -1,1 +1,9 @@
+//! napi-rs shim over the `polywire` core crate.
+//!
+//! Thin by design: native functions take and return bytes and strings; the
+//! per-format JavaScript files (`bindings-node/<format>.js`) shape the public
+//! API, do the JSON transcoding where it measures faster than converting
+//! values through N-API, and turn native errors into typed error classes.
 
+mod errors;
+mod kado;

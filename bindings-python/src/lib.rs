@@ -1,1 +1,33 @@
+//! `polywire._polywire`: the PyO3 shim over the `polywire` core crate.
+//!
+//! Thin by design: each format module converts Python values to and from the
+//! core's types, maps `polywire::Error` to the format's exception class and
+//! wraps the core's stateful types. The public API (enums, constants,
+//! docstrings) lives in the `polywire` Python package.
 
+mod buffer;
+mod errors;
+mod kado;
+mod pyjson;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _polywire(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    errors::register(m)?;
+    kado::register(m)?;
+    Ok(())
+}
+
+/// Create a submodule `name` of `_polywire` (reached as an attribute, e.g.
+/// `_polywire.kado`).
+pub(crate) fn submodule<'py>(
+    parent: &Bound<'py, PyModule>,
+    name: &str,
+    fill: impl FnOnce(&Bound<'py, PyModule>) -> PyResult<()>,
+) -> PyResult<()> {
+    let m = PyModule::new(parent.py(), name)?;
+    fill(&m)?;
+    parent.add_submodule(&m)
+}

@@ -48,6 +48,35 @@ static ESCAPE: [u8; 256] = {
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
+/// Index of the first byte at or after `from` that is `"`, `\\` or below
+/// 0x20 (the bytes a JSON string must escape), or `bytes.len()`. Eight bytes
+/// at a time (SWAR): text is mostly plain, so this is the hot loop of both
+/// writing and parsing strings.
+#[inline]
+pub fn find_special(bytes: &[u8], from: usize) -> usize {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let mut i = from;
+    while i + 8 <= bytes.len() {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&bytes[i..i + 8]);
+        let x = u64::from_le_bytes(w);
+        let quote = x ^ (LO * b'"' as u64);
+        let slash = x ^ (LO * b'\\' as u64);
+        let m = (x.wrapping_sub(LO * 0x20) & !x & HI)
+            | (quote.wrapping_sub(LO) & !quote & HI)
+            | (slash.wrapping_sub(LO) & !slash & HI);
+        if m != 0 {
+            return i + (m.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < bytes.len() && ESCAPE[bytes[i] as usize] == ESC_NONE {
+        i += 1;
+    }
+    i
+}
+
 /// Append `s` as a JSON string literal, escaped as `JSON.stringify` does.
 #[inline]
 pub fn write_str(out: &mut Vec<u8>, s: &str) {
@@ -55,12 +84,14 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
     out.reserve(bytes.len() + 2);
     out.push(b'"');
     let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let esc = ESCAPE[b as usize];
-        if esc == ESC_NONE {
-            continue;
-        }
+    loop {
+        let i = find_special(bytes, start);
         out.extend_from_slice(&bytes[start..i]);
+        if i == bytes.len() {
+            break;
+        }
+        let b = bytes[i];
+        let esc = ESCAPE[b as usize];
         if esc == ESC_U {
             out.extend_from_slice(&[b'\\', b'u', b'0', b'0', HEX[(b >> 4) as usize], HEX[(b & 15) as usize]]);
         } else {
@@ -68,7 +99,6 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
         }
         start = i + 1;
     }
-    out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
 }
 
@@ -251,11 +281,14 @@ pub struct ParseOptions {
     /// writes them by default).
     pub allow_nan: bool,
     pub max_depth: usize,
+    /// The caller has already checked that the whole input is UTF-8, so
+    /// strings need not be checked again.
+    pub utf8_checked: bool,
 }
 
 impl Default for ParseOptions {
     fn default() -> Self {
-        ParseOptions { allow_nan: false, max_depth: MAX_DEPTH }
+        ParseOptions { allow_nan: false, max_depth: MAX_DEPTH, utf8_checked: false }
     }
 }
 
@@ -356,6 +389,20 @@ impl<'a, V, K> Parser<'a, V, K> {
         Error::new(Format::Json, code, format!("{msg}, found {found}")).at(pos)
     }
 
+    /// A string's bytes as `&str`: checked by the caller (whole input) or in
+    /// `string` (this slice) already.
+    #[inline]
+    fn input_str(&self, start: usize, end: usize) -> Result<&'a str> {
+        let bytes = &self.input[start..end];
+        if self.opts.utf8_checked {
+            // SAFETY: `utf8_checked` promises the whole input is UTF-8, and
+            // `start`/`end` sit next to ASCII quotes, so on char boundaries.
+            Ok(unsafe { std::str::from_utf8_unchecked(bytes) })
+        } else {
+            std::str::from_utf8(bytes).map_err(|_| self.err_at("JSON_INVALID_UTF8", "invalid UTF-8", start))
+        }
+    }
+
     #[inline]
     fn skip_ws(&mut self) {
         while let Some(&b) = self.input.get(self.pos) {
@@ -384,11 +431,7 @@ impl<'a, V, K> Parser<'a, V, K> {
             Some(b'"') => {
                 let s = self.string()?;
                 match s {
-                    StrRef::Input(start, end) => {
-                        // SAFETY-free: validated as UTF-8 in `string`.
-                        let s = std::str::from_utf8(&self.input[start..end]).map_err(|_| self.err("JSON_INVALID_UTF8", "invalid UTF-8"))?;
-                        b.string(s)
-                    }
+                    StrRef::Input(start, end) => b.string(self.input_str(start, end)?),
                     StrRef::Scratch => {
                         let s = std::mem::take(&mut self.scratch);
                         let r = b.string(&s);
@@ -466,10 +509,7 @@ impl<'a, V, K> Parser<'a, V, K> {
                 return Err(self.err("JSON_EXPECTED_KEY", "expected a string key in object").into());
             }
             let key = match self.string()? {
-                StrRef::Input(start, end) => {
-                    let s = std::str::from_utf8(&self.input[start..end]).map_err(|_| self.err("JSON_INVALID_UTF8", "invalid UTF-8"))?;
-                    b.key(s)?
-                }
+                StrRef::Input(start, end) => b.key(self.input_str(start, end)?)?,
                 StrRef::Scratch => {
                     let s = std::mem::take(&mut self.scratch);
                     let r = b.key(&s);
@@ -561,19 +601,18 @@ impl<'a, V, K> Parser<'a, V, K> {
         let start = self.pos + 1;
         let mut i = start;
         // Fast path: find the closing quote with no escapes.
-        while let Some(&c) = input.get(i) {
-            match c {
-                b'"' => {
-                    if std::str::from_utf8(&input[start..i]).is_err() {
-                        return Err(self.utf8_error(start, i));
-                    }
-                    self.pos = i + 1;
-                    return Ok(StrRef::Input(start, i));
+        i = find_special(input, i);
+        match input.get(i) {
+            Some(b'"') => {
+                if !self.opts.utf8_checked && std::str::from_utf8(&input[start..i]).is_err() {
+                    return Err(self.utf8_error(start, i));
                 }
-                b'\\' => break,
-                0..=0x1f => return Err(self.err_at("JSON_CONTROL_CHARACTER", "expected an escape sequence for a control character in string", i)),
-                _ => i += 1,
+                self.pos = i + 1;
+                return Ok(StrRef::Input(start, i));
             }
+            Some(b'\\') => {}
+            Some(_) => return Err(self.err_at("JSON_CONTROL_CHARACTER", "expected an escape sequence for a control character in string", i)),
+            None => {}
         }
         if i >= input.len() {
             return Err(self.err_at("JSON_UNTERMINATED_STRING", "expected '\"' to close the string", i));
@@ -609,7 +648,7 @@ impl<'a, V, K> Parser<'a, V, K> {
                     }
                 }
                 0..=0x1f => break Err(self.err_at("JSON_CONTROL_CHARACTER", "expected an escape sequence for a control character in string", i)),
-                _ => i += 1,
+                _ => i = find_special(input, i + 1),
             }
         };
         self.scratch = out;
@@ -736,6 +775,99 @@ impl Builder for NullBuilder {
     }
 }
 
+/// A quick structural scan for hosts that parse JSON themselves
+/// (`JSON.parse`), which know no nesting limit and accept lone surrogate
+/// escapes: `true` when `text` nests deeper than [`MAX_DEPTH`] or contains a
+/// surrogate escape (`\\uD800`-`\\uDFFF`, paired or not), i.e. when the full
+/// parser must judge it so that every binding accepts and rejects the same
+/// documents. Much cheaper than a parse: strings are skipped with `memchr`.
+pub fn needs_full_check(text: &[u8]) -> bool {
+    let mut depth = 0usize;
+    let mut i = 0;
+    let n = text.len();
+    while i < n {
+        match text[i] {
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return true;
+                }
+                i += 1;
+            }
+            b']' | b'}' => {
+                depth = depth.saturating_sub(1);
+                i += 1;
+            }
+            b'"' => {
+                i += 1;
+                loop {
+                    match memchr::memchr2(b'"', b'\\', &text[i..]) {
+                        None => return false,
+                        Some(p) => {
+                            i += p;
+                            if text[i] == b'"' {
+                                i += 1;
+                                break;
+                            }
+                            // An escape: `\\u` followed by d8-df starts a surrogate.
+                            if text.get(i + 1) == Some(&b'u')
+                                && matches!(text.get(i + 2), Some(b'd' | b'D'))
+                                && matches!(text.get(i + 3), Some(b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F'))
+                            {
+                                return true;
+                            }
+                            i += 2;
+                        }
+                    }
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    false
+}
+
+/// Replace the `NaN`, `Infinity` and `-Infinity` tokens outside strings with
+/// `null`, for host parsers that reject them (`JSON.parse`); `null` is what
+/// `JSON.stringify` writes for those values. Other text is copied unchanged.
+pub fn non_finite_to_null(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    let mut run = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                // Skip the string, honouring escapes.
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            b'N' | b'I' | b'-' => {
+                let tok: &[u8] = if b[i..].starts_with(b"NaN") {
+                    b"NaN"
+                } else if b[i..].starts_with(b"Infinity") {
+                    b"Infinity"
+                } else if b[i..].starts_with(b"-Infinity") {
+                    b"-Infinity"
+                } else {
+                    i += 1;
+                    continue;
+                };
+                out.push_str(&text[run..i]);
+                out.push_str("null");
+                i += tok.len();
+                run = i;
+            }
+            _ => i += 1,
+        }
+    }
+    out.push_str(&text[run.min(text.len())..]);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -772,5 +904,12 @@ mod tests {
         assert_eq!(parse(deep.as_bytes(), ParseOptions::default()).unwrap_err().code(), "JSON_TOO_DEEP");
         assert_eq!(parse(b"12345678901234567890", ParseOptions::default()).unwrap(), json!(12345678901234567890u64));
         assert_eq!(parse(b"{} x", ParseOptions::default()).unwrap_err().code(), "JSON_TRAILING_CHARACTERS");
+        assert!(!needs_full_check(br#"{"a":["\u00e9\n",1]}"#));
+        assert!(needs_full_check(br#"["\ud83d\ude00"]"#));
+        assert!(needs_full_check(br#"["x\uDC00"]"#));
+        assert!(needs_full_check("[".repeat(MAX_DEPTH + 1).as_bytes()));
+        assert!(!needs_full_check("[".repeat(MAX_DEPTH).as_bytes()));
+        assert!(!needs_full_check(br#"["[[[[\"{"]"#));
+        assert_eq!(non_finite_to_null(r#"[NaN,"NaN \"Infinity",-Infinity,{"a":Infinity}]"#), r#"[null,"NaN \"Infinity",null,{"a":null}]"#);
     }
 }

@@ -193,19 +193,47 @@ pub fn rle_encode_into(data: &[u8], out: &mut Vec<u8>) {
     out.reserve(data.len());
     let n = data.len();
     let mut i = 0;
+    let mut literal = 0;
+    // Equivalent to the upstream loop (which measures the run at every
+    // position and copies runs of 1-3 verbatim) but copies literal stretches
+    // in bulk: a run of fewer than 4 bytes can never contain the start of a
+    // run of 4 or more of the same byte.
     while i < n {
         let byte = data[i];
-        let mut count = 1;
-        while count < 255 && i + count < n && data[i + count] == byte {
-            count += 1;
+        let run_start = byte == RLE_ESCAPE
+            || (i + 3 < n && data[i + 1] == byte && data[i + 2] == byte && data[i + 3] == byte);
+        if !run_start {
+            i += 1;
+            continue;
         }
-        if count > 3 || byte == RLE_ESCAPE {
-            out.extend_from_slice(&[RLE_ESCAPE, byte, count as u8]);
-        } else {
-            out.extend_from_slice(&data[i..i + count]);
-        }
+        out.extend_from_slice(&data[literal..i]);
+        let count = run_length(&data[i..], byte);
+        out.extend_from_slice(&[RLE_ESCAPE, byte, count as u8]);
         i += count;
+        literal = i;
     }
+    out.extend_from_slice(&data[literal..]);
+}
+
+/// Length of the run of `byte` at the start of `data`, at most 255; eight
+/// bytes at a time, since long runs are what RLE is for.
+#[inline]
+fn run_length(data: &[u8], byte: u8) -> usize {
+    let limit = data.len().min(255);
+    let pattern = u64::from_ne_bytes([byte; 8]);
+    let mut count = 1;
+    while count + 8 <= limit {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&data[count..count + 8]);
+        if u64::from_ne_bytes(w) != pattern {
+            break;
+        }
+        count += 8;
+    }
+    while count < limit && data[count] == byte {
+        count += 1;
+    }
+    count
 }
 
 /// Append the RLE decoding of `data` (without the magic byte) to `out`,
@@ -302,18 +330,43 @@ pub fn encode_frame(msg_type: MessageType, payload: &[u8], sequence_id: u32, tim
 /// followed by the JSON payload (bindings serialize straight into it). The
 /// payload is compressed when the encoder would, and the header written.
 pub fn finish_frame(buf: &mut Vec<u8>, msg_type: MessageType, sequence_id: u32, timestamp: u64) -> Result<()> {
-    debug_assert!(buf.len() >= HEADER_SIZE);
-    let payload_len = buf.len().saturating_sub(HEADER_SIZE);
-    if payload_len > COMPRESSION_THRESHOLD {
-        let mut out = Vec::with_capacity(buf.len());
-        out.extend_from_slice(&[0u8; HEADER_SIZE]);
-        out.push(MAGIC_COMPRESSED);
-        rle_encode_into(&buf[HEADER_SIZE..], &mut out);
-        if out.len() - HEADER_SIZE - 1 < payload_len {
-            *buf = out;
-        }
+    let mut scratch = Vec::new();
+    finish_frame_with(buf, &mut scratch, msg_type, sequence_id, timestamp)?;
+    // A non-empty scratch holds the compressed frame.
+    if !scratch.is_empty() {
+        std::mem::swap(buf, &mut scratch);
     }
-    let wire_len = buf.len() - HEADER_SIZE;
+    Ok(())
+}
+
+/// [`finish_frame`] for callers that keep buffers between calls (a large
+/// payload then costs no fresh allocation and page faults): the compressed
+/// frame, when compression applies, is built in `scratch`. Returns the
+/// finished frame, in `buf` or in `scratch`.
+pub fn finish_frame_with<'a>(
+    buf: &'a mut Vec<u8>,
+    scratch: &'a mut Vec<u8>,
+    msg_type: MessageType,
+    sequence_id: u32,
+    timestamp: u64,
+) -> Result<&'a [u8]> {
+    debug_assert!(buf.len() >= HEADER_SIZE);
+    scratch.clear();
+    let payload_len = buf.len().saturating_sub(HEADER_SIZE);
+    let frame: &'a mut Vec<u8> = if payload_len > COMPRESSION_THRESHOLD {
+        scratch.extend_from_slice(&[0u8; HEADER_SIZE]);
+        scratch.push(MAGIC_COMPRESSED);
+        rle_encode_into(&buf[HEADER_SIZE..], scratch);
+        if scratch.len() - HEADER_SIZE - 1 < payload_len {
+            scratch
+        } else {
+            scratch.clear();
+            buf
+        }
+    } else {
+        buf
+    };
+    let wire_len = frame.len() - HEADER_SIZE;
     let payload_length = u32::try_from(wire_len).map_err(|_| {
         err(
             "KADO_PAYLOAD_TOO_LARGE",
@@ -321,8 +374,8 @@ pub fn finish_frame(buf: &mut Vec<u8>, msg_type: MessageType, sequence_id: u32, 
         )
     })?;
     let header = Header::new(msg_type, payload_length, timestamp, sequence_id);
-    buf[..HEADER_SIZE].copy_from_slice(&header.to_bytes());
-    Ok(())
+    frame[..HEADER_SIZE].copy_from_slice(&header.to_bytes());
+    Ok(frame)
 }
 
 /// Encode a value as a frame (JSON written as `JSON.stringify` would).
@@ -364,18 +417,21 @@ pub fn parse_payload<B: Builder>(payload: &[u8], base: usize, builder: &mut B) -
 where
     B::Error: From<Error>,
 {
-    // The builder's error type may be foreign (a Python exception); JSON
-    // syntax errors are re-labelled by `payload_error` below through a
-    // dedicated validation pass only on the error path.
-    match json::parse_with(payload, ParseOptions { allow_nan: true, ..Default::default() }, builder) {
+    // UTF-8 is checked over the whole payload first (fast, and it makes the
+    // error the same in every binding, whether or not the bad byte sits in a
+    // string).
+    payload_str(payload, base)?;
+    let opts = ParseOptions { allow_nan: true, utf8_checked: true, ..Default::default() };
+    match json::parse_with(payload, opts, builder) {
         Ok(v) => Ok(v),
         Err(e) => {
-            // Distinguish a JSON error (report it as a Kado error with the
-            // frame offset) from a builder error (pass it through).
-            if let Err(je) = json::validate(payload, ParseOptions { allow_nan: true, ..Default::default() }) {
-                Err(payload_error(je, base).into())
-            } else {
-                Err(e)
+            // The builder's error type may be foreign (a Python exception):
+            // tell a JSON error (reported as a Kado error at its frame
+            // offset) from a builder error (passed through) by re-checking,
+            // on this error path only.
+            match json::validate(payload, opts) {
+                Err(je) => Err(payload_error(je, base).into()),
+                Ok(()) => Err(e),
             }
         }
     }
@@ -427,6 +483,21 @@ pub fn payload_str(payload: &[u8], base: usize) -> Result<&str> {
     std::str::from_utf8(payload).map_err(|e| {
         err("KADO_INVALID_UTF8", "invalid UTF-8 in payload (expected UTF-8 JSON text)").at(base + e.valid_up_to())
     })
+}
+
+/// A payload as text for a host that parses the JSON itself (Node's
+/// `JSON.parse`): UTF-8 checked and, when the quick scan finds nesting past
+/// the limit or surrogate escapes, fully validated, so that the host accepts
+/// exactly the payloads the other bindings accept. The host's parser still
+/// rejects other invalid JSON; its error path calls [`decode`]-style
+/// validation for the offset.
+pub fn host_payload_text(payload: &[u8], base: usize) -> Result<&str> {
+    let text = payload_str(payload, base)?;
+    if json::needs_full_check(payload) {
+        json::validate(payload, ParseOptions { allow_nan: true, ..Default::default() })
+            .map_err(|e| payload_error(e, base))?;
+    }
+    Ok(text)
 }
 
 // ---------------------------------------------------------------- streaming

@@ -1,1 +1,1579 @@
-//! TOON encoder.
+//! TOON encoder: a JSON-model value to TOON text, byte for byte as
+//! `encode` of the reference `@toon-format/toon` 4.4.0 writes it (spec v4).
+//!
+//! The encoder is generic over [`EncodeValue`], a small read-only view of a
+//! value (classify it, walk array items and object entries, look an entry up
+//! by key), so a binding walks its own objects (Python dicts and lists, ...)
+//! with no intermediate tree. [`encode_value`] encodes a `serde_json::Value`.
+//!
+//! Rules, as the reference applies them (its `normalizeValue` and encoders):
+//! - Numbers in ECMAScript Number-to-string form (`1.0` -> `1`, `1e21` ->
+//!   `1e+21`, `1e-7`), `-0` -> `0`, NaN and infinities -> `null`. Integers are
+//!   written exactly, also beyond 2^53 and 64 bits ([`Kind::BigInt`]); the
+//!   reference only sees JavaScript numbers there (a `BigInt` outside the safe
+//!   range becomes a quoted string — a binding that wants that maps it to
+//!   [`Kind::Str`]).
+//! - Object keys in JavaScript enumeration order: keys that are array indices
+//!   (canonical decimal integers below 2^32 - 1) first, ascending, then the
+//!   others in their order — what the reference sees for the same document.
+//! - Strings are quoted when empty, with leading or trailing space/tab, equal
+//!   to `true`/`false`/`null`, numeric-like, starting with `-` or `#`, or
+//!   containing `:`, `"`, `\`, brackets, braces, a C0 control or the active
+//!   delimiter; a root string starting with U+FEFF is always quoted. Escapes
+//!   are `\\ \" \n \r \t` and `\u00xx` for the other C0 controls.
+//! - Keys are bare when they match `^[A-Za-z_][A-Za-z0-9_.]*$`, else quoted.
+//! - Arrays: `key: []` when empty; `key[N]: a,b` when all items are
+//!   primitives; `key[N]:` + `- [M]: ...` when all items are arrays of
+//!   primitives; tabular `key[N]{f1,f2{g1,g2}}:` + rows when all items are
+//!   objects with the same key set whose values are primitives or (nested
+//!   field groups) uniform non-empty objects; otherwise `key[N]:` + `- `
+//!   list items.
+//! - Objects with at least two values, all uniform non-empty objects, take
+//!   the keyed tabular form `key[N:]{f1,f2}:` + `entry: v1,v2` rows.
+//! - The header carries the delimiter when it is not a comma: `[N|]`,
+//!   `[N:\t]`; rows and inline arrays join with it.
+//!
+//! Lines are joined with `\n`, with no trailing newline; an empty root object
+//! encodes to the empty string. Nesting is bounded by [`MAX_DEPTH`] (error
+//! `TOON_TOO_DEEP`); the walk recurses, taking about 0.7 KiB of stack per
+//! level in release builds (about 3 KiB in debug builds).
+//!
+//! Key folding ([`KeyFolding::Safe`], spec v3 §13.4) is not in the 4.x
+//! reference; it follows `@toon-format/toon` 2.3.1 (which passes the v3
+//! `key-folding` fixtures), with two choices where v3 and v4 meet or where
+//! 2.3.1 falls short of the spec: a folded key takes its value in the v4
+//! forms like any key (`a.b[2:]{p}:` for a keyed tabular value), and in a
+//! list-item object the first key counts as a sibling of the others for
+//! collision avoidance (2.3.1 forgets it and may write `- a.b: 1` followed
+//! by a folded `a.b: 2`).
+//!
+//! Errors: `TOON_TOO_DEEP`, `TOON_INVALID_OPTION` (indent above
+//! [`MAX_INDENT`]) and `TOON_VALUE_CHANGED` (a value changed between the
+//! encoder's walks; impossible for `serde_json::Value`).
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+
+use super::Delimiter;
+use crate::error::{Error, Format, Result};
+use crate::json::array_index;
+
+/// Deepest value nesting the encoder walks (the root is level 0); a deeper
+/// container fails with `TOON_TOO_DEEP`. It bounds the recursion (stack) and
+/// the indentation width of a line (at most `2 * MAX_DEPTH * indent`).
+pub const MAX_DEPTH: usize = 1024;
+
+/// Largest `indent` accepted (`TOON_INVALID_OPTION` above it), so that an
+/// option cannot make every line allocate without bound.
+pub const MAX_INDENT: usize = 256;
+
+/// Key folding (spec v3 §13.4, opt-in): collapse chains of single-key
+/// objects into dotted keys such as `a.b.c: 1`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum KeyFolding {
+    /// Standard nesting (the reference's only behaviour since 4.0).
+    #[default]
+    Off,
+    /// Fold chains whose segments are identifiers (`^[A-Za-z_][A-Za-z0-9_]*$`)
+    /// and whose folded key collides with no sibling key.
+    Safe,
+}
+
+/// Encoder options; `Default` matches the reference's defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EncodeOptions {
+    /// Spaces per indentation level (default 2, at most [`MAX_INDENT`]).
+    pub indent: usize,
+    /// Delimiter of inline arrays, tabular rows and headers (default comma).
+    pub delimiter: Delimiter,
+    /// Key folding (default off).
+    pub key_folding: KeyFolding,
+    /// Most segments a folded key may have (default unbounded); only with
+    /// [`KeyFolding::Safe`], and values below 2 fold nothing.
+    pub flatten_depth: usize,
+}
+
+impl Default for EncodeOptions {
+    fn default() -> Self {
+        EncodeOptions {
+            indent: 2,
+            delimiter: Delimiter::Comma,
+            key_folding: KeyFolding::Off,
+            flatten_depth: usize::MAX,
+        }
+    }
+}
+
+/// What a value is, as the encoder sees it. Strings (and big integer digits)
+/// are borrowed from the value when it can, owned when it must convert.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Kind<'a> {
+    Null,
+    Bool(bool),
+    Int(i64),
+    UInt(u64),
+    /// Written in ECMAScript form; `-0` as `0`, NaN and infinities as `null`.
+    Float(f64),
+    /// An integer beyond 64 bits as its decimal digits (with a leading `-`
+    /// when negative), written as is, unquoted.
+    BigInt(Cow<'a, str>),
+    Str(Cow<'a, str>),
+    /// Pre-formatted text written verbatim at a primitive position (the
+    /// reference's `rawString`, typically returned by a replacer). It counts
+    /// as a primitive for every array and table check. The reference rejects
+    /// one holding a line that starts with `#` when it is made; a binding
+    /// that offers it checks that.
+    Raw(Cow<'a, str>),
+    Array,
+    Object,
+}
+
+impl Kind<'_> {
+    #[inline]
+    fn is_primitive(&self) -> bool {
+        !matches!(self, Kind::Array | Kind::Object)
+    }
+}
+
+/// A read-only view of a JSON-model value that the encoder walks.
+///
+/// `Self` is a cheap-to-clone handle (`&serde_json::Value`, a Python object
+/// reference, ...); iterators hand out new handles.
+///
+/// For a binding, the reference's `normalizeValue` says what a host value
+/// becomes: a `toJSON()` result replaces the value; `-0` -> 0, NaN and
+/// infinities -> null (done here for [`Kind::Float`]); a `BigInt` in the
+/// safe range -> number, outside -> decimal string; `Date` -> ISO string;
+/// `Set` -> array; `Map` -> object with `String(key)` keys; plain objects ->
+/// own enumerable keys; strings or keys holding a lone surrogate -> a
+/// `TypeError`; anything else (`undefined`, functions, symbols, class
+/// instances) -> null (an `undefined` property is kept, as null). The encoder walks a
+/// container more than once (to classify it, then to write it), so iteration
+/// must be repeatable; it never assumes that a second walk yields the same
+/// number of items as `array_len`/`object_len` said (it does not panic if a
+/// value changes under it, it writes what it sees or fails with
+/// `TOON_VALUE_CHANGED`).
+pub trait EncodeValue: Clone {
+    /// The error type of the walk; the encoder's own errors convert into it.
+    type Error: From<Error>;
+
+    /// Classify the value. Called several times per value; keep it cheap
+    /// for containers.
+    fn kind(&self) -> Result<Kind<'_>, Self::Error>;
+
+    /// Number of items of an array (0 for a non-array).
+    fn array_len(&self) -> usize;
+
+    /// The items of an array, in order (nothing for a non-array).
+    fn array_items(&self) -> impl Iterator<Item = Result<Self, Self::Error>> + '_;
+
+    /// Number of entries of an object (0 for a non-object).
+    fn object_len(&self) -> usize;
+
+    /// The entries of an object in insertion order (nothing for a
+    /// non-object). Keys must be distinct. The encoder itself moves keys
+    /// that are array indices first, as a JavaScript object orders them.
+    fn object_entries(&self) -> impl Iterator<Item = Result<(Cow<'_, str>, Self), Self::Error>> + '_;
+
+    /// The value of the entry with this key, if any (for tabular rows whose
+    /// keys come in another order than the first row's).
+    fn object_get(&self, key: &str) -> Result<Option<Self>, Self::Error>;
+
+    /// Whether some key of the object is an array index (a canonical decimal
+    /// integer below 2^32 - 1, see [`crate::json::array_index`]); such
+    /// objects are re-ordered. Override with a faster keys-only scan.
+    fn object_has_index_key(&self) -> Result<bool, Self::Error> {
+        for entry in self.object_entries() {
+            let (k, _) = entry?;
+            if array_index(&k).is_some() {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+}
+
+impl<'a> EncodeValue for &'a serde_json::Value {
+    type Error = Error;
+
+    #[inline]
+    fn kind(&self) -> Result<Kind<'_>> {
+        use serde_json::Value;
+        Ok(match *self {
+            Value::Null => Kind::Null,
+            Value::Bool(b) => Kind::Bool(*b),
+            Value::Number(n) => {
+                if let Some(i) = n.as_i64() {
+                    Kind::Int(i)
+                } else if let Some(u) = n.as_u64() {
+                    Kind::UInt(u)
+                } else {
+                    Kind::Float(n.as_f64().unwrap_or(f64::NAN))
+                }
+            }
+            Value::String(s) => Kind::Str(Cow::Borrowed(s.as_str())),
+            Value::Array(_) => Kind::Array,
+            Value::Object(_) => Kind::Object,
+        })
+    }
+
+    #[inline]
+    fn array_len(&self) -> usize {
+        self.as_array().map_or(0, Vec::len)
+    }
+
+    fn array_items(&self) -> impl Iterator<Item = Result<Self>> + '_ {
+        let items: &'a [serde_json::Value] = match *self {
+            serde_json::Value::Array(a) => a.as_slice(),
+            _ => &[],
+        };
+        items.iter().map(Ok)
+    }
+
+    #[inline]
+    fn object_len(&self) -> usize {
+        self.as_object().map_or(0, serde_json::Map::len)
+    }
+
+    fn object_entries(&self) -> impl Iterator<Item = Result<(Cow<'_, str>, Self)>> + '_ {
+        let map: Option<&'a serde_json::Map<String, serde_json::Value>> = self.as_object();
+        map.into_iter()
+            .flat_map(|m| m.iter())
+            .map(|(k, v)| Ok((Cow::Borrowed(k.as_str()), v)))
+    }
+
+    #[inline]
+    fn object_get(&self, key: &str) -> Result<Option<Self>> {
+        Ok(self.as_object().and_then(|m| m.get(key)))
+    }
+
+    fn object_has_index_key(&self) -> Result<bool> {
+        Ok(self
+            .as_object()
+            .is_some_and(|m| m.keys().any(|k| array_index(k).is_some())))
+    }
+}
+
+/// Encode a `serde_json::Value` as TOON text.
+pub fn encode_value(value: &serde_json::Value, opts: &EncodeOptions) -> Result<String> {
+    encode(&value, opts)
+}
+
+/// Encode any [`EncodeValue`] as TOON text.
+pub fn encode<V: EncodeValue>(value: &V, opts: &EncodeOptions) -> Result<String, V::Error> {
+    let mut out = String::with_capacity(256);
+    encode_into(value, opts, &mut out)?;
+    Ok(out)
+}
+
+/// Encode any [`EncodeValue`], appending the text to `out` (so a caller can
+/// reuse one buffer). On error `out` holds a partial document.
+pub fn encode_into<V: EncodeValue>(value: &V, opts: &EncodeOptions, out: &mut String) -> Result<(), V::Error> {
+    if opts.indent > MAX_INDENT {
+        return Err(Error::new(
+            Format::Toon,
+            "TOON_INVALID_OPTION",
+            format!("expected an indent of at most {MAX_INDENT} spaces, got {}", opts.indent),
+        )
+        .into());
+    }
+    let mut w = Writer {
+        out,
+        indent: opts.indent,
+        delimiter: opts.delimiter,
+        delim_byte: opts.delimiter.as_char() as u8,
+        any_line: false,
+        folding: opts.key_folding == KeyFolding::Safe,
+        flatten_depth: opts.flatten_depth,
+        root_dotted: None,
+    };
+    w.root(value)
+}
+
+// ------------------------------------------------------------ text pieces
+
+/// Bytes that force a string value to be quoted wherever they appear,
+/// whatever the delimiter: `:`, `"`, `\`, brackets, braces and C0 controls
+/// (the tab delimiter is a C0 control too).
+static QUOTE_ALWAYS: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = true;
+        i += 1;
+    }
+    t[b':' as usize] = true;
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t[b'[' as usize] = true;
+    t[b']' as usize] = true;
+    t[b'{' as usize] = true;
+    t[b'}' as usize] = true;
+    t
+};
+
+/// Whether `s` matches `^[+-]?\d+(?:\.\d+)?(?:e[+-]?\d+)?$`i (the
+/// reference's "numeric-like" strings, which must be quoted).
+fn is_numeric_like(s: &[u8]) -> bool {
+    fn digits(s: &[u8], mut i: usize) -> usize {
+        while i < s.len() && s[i].is_ascii_digit() {
+            i += 1;
+        }
+        i
+    }
+    let mut i = usize::from(matches!(s.first(), Some(b'+' | b'-')));
+    let j = digits(s, i);
+    if j == i {
+        return false;
+    }
+    i = j;
+    if s.get(i) == Some(&b'.') {
+        let j = digits(s, i + 1);
+        if j == i + 1 {
+            return false;
+        }
+        i = j;
+    }
+    if matches!(s.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(s.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let j = digits(s, i);
+        if j == i {
+            return false;
+        }
+        i = j;
+    }
+    i == s.len()
+}
+
+/// The reference's `isSafeUnquoted`: whether a string value may be written
+/// bare with this delimiter active.
+fn is_safe_unquoted(s: &str, delim: u8) -> bool {
+    let b = s.as_bytes();
+    let (Some(&first), Some(&last)) = (b.first(), b.last()) else {
+        return false;
+    };
+    if matches!(first, b' ' | b'\t' | b'-' | b'#') || matches!(last, b' ' | b'\t') {
+        return false;
+    }
+    if matches!(s, "true" | "false" | "null") || is_numeric_like(b) {
+        return false;
+    }
+    !b.iter().any(|&c| QUOTE_ALWAYS[c as usize] || c == delim)
+}
+
+/// The reference's `isValidUnquotedKey`: `^[A-Za-z_][A-Za-z0-9_.]*$`.
+fn is_bare_key(s: &str) -> bool {
+    let b = s.as_bytes();
+    match b.first() {
+        Some(c) if c.is_ascii_alphabetic() || *c == b'_' => {}
+        _ => return false,
+    }
+    b[1..].iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'.')
+}
+
+/// A key segment that may be folded: `^[A-Za-z_][A-Za-z0-9_]*$`.
+fn is_identifier_segment(s: &str) -> bool {
+    is_bare_key(s) && !s.contains('.')
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Append `s` quoted, escaped as the reference's `escapeString` does.
+fn push_quoted(out: &mut String, s: &str) {
+    out.reserve(s.len() + 2);
+    out.push('"');
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &c) in bytes.iter().enumerate() {
+        if c >= 0x20 && c != b'"' && c != b'\\' {
+            continue;
+        }
+        // Every byte escaped is ASCII, so `start..i` lies on char boundaries.
+        out.push_str(&s[start..i]);
+        match c {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            _ => {
+                out.push_str("\\u00");
+                out.push(HEX[(c >> 4) as usize] as char);
+                out.push(HEX[(c & 15) as usize] as char);
+            }
+        }
+        start = i + 1;
+    }
+    out.push_str(&s[start..]);
+    out.push('"');
+}
+
+/// ECMAScript Number-to-string, after the reference's normalisation
+/// (`-0` -> `0`, NaN and infinities -> `null`).
+fn push_f64(out: &mut String, f: f64) {
+    if !f.is_finite() {
+        out.push_str("null");
+    } else if f == 0.0 {
+        out.push('0');
+    } else {
+        out.push_str(ryu_js::Buffer::new().format_finite(f));
+    }
+}
+
+const SPACES: &str = "                                                                ";
+
+#[cold]
+fn too_deep() -> Error {
+    Error::new(
+        Format::Toon,
+        "TOON_TOO_DEEP",
+        format!("expected values nested at most {MAX_DEPTH} levels deep (is the value circular?)"),
+    )
+}
+
+#[cold]
+fn value_changed() -> Error {
+    Error::new(
+        Format::Toon,
+        "TOON_VALUE_CHANGED",
+        "expected the value to stay unchanged while it is encoded",
+    )
+}
+
+#[inline]
+fn enter<E: From<Error>>(nest: usize) -> Result<(), E> {
+    if nest >= MAX_DEPTH {
+        Err(too_deep().into())
+    } else {
+        Ok(())
+    }
+}
+
+// ------------------------------------------------------------ structure
+
+/// A column of a tabular header: a leaf, or a nested field group (never
+/// empty) whose leaves are written in place of the object.
+#[derive(Debug)]
+struct Field<'k> {
+    name: Cow<'k, str>,
+    children: Vec<Field<'static>>,
+}
+
+fn into_owned_fields(fields: Vec<Field<'_>>) -> Vec<Field<'static>> {
+    fields
+        .into_iter()
+        .map(|f| Field { name: Cow::Owned(f.name.into_owned()), children: f.children })
+        .collect()
+}
+
+/// Entries of an object in JavaScript enumeration order, handed to `f` with
+/// their position.
+fn for_each_entry<V: EncodeValue>(
+    obj: &V,
+    mut f: impl FnMut(usize, &str, V) -> Result<(), V::Error>,
+) -> Result<(), V::Error> {
+    if obj.object_has_index_key()? {
+        let mut entries = obj.object_entries().collect::<Result<Vec<_>, _>>()?;
+        // Stable: non-index keys keep their relative order after the indices.
+        entries.sort_by_key(|(k, _)| array_index(k).map_or(u64::MAX, u64::from));
+        for (i, (k, v)) in entries.into_iter().enumerate() {
+            f(i, &k, v)?;
+        }
+    } else {
+        for (i, entry) in obj.object_entries().enumerate() {
+            let (k, v) = entry?;
+            f(i, &k, v)?;
+        }
+    }
+    Ok(())
+}
+
+/// One item of [`EncodeValue::object_entries`].
+type Entry<'a, V> = Result<(Cow<'a, str>, V), <V as EncodeValue>::Error>;
+
+/// The value of field `name` in `row`: the row's next entry when its key
+/// matches (rows usually share the first row's key order), else a lookup.
+#[inline]
+fn field_value<'r, V: EncodeValue>(
+    row: &V,
+    next: Option<Entry<'r, V>>,
+    name: &str,
+) -> Result<Option<V>, V::Error> {
+    if let Some(entry) = next {
+        let (k, v) = entry?;
+        if k == name {
+            return Ok(Some(v));
+        }
+    }
+    row.object_get(name)
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Column {
+    Primitive,
+    Object,
+}
+
+/// The reference's `extractTabularFields`: the header fields when `rows`
+/// (all objects) share one non-empty key set (in any order) and every column
+/// is all primitives or all non-empty objects that are themselves tabular.
+fn tabular_fields<'r, V: EncodeValue>(rows: &'r [V], nest: usize) -> Result<Option<Vec<Field<'r>>>, V::Error> {
+    enter(nest)?;
+    let Some(first) = rows.first() else {
+        return Ok(None);
+    };
+    let mut fields: Vec<Field<'r>> = Vec::with_capacity(first.object_len());
+    if first.object_has_index_key()? {
+        let mut keys = first.object_entries().map(|e| e.map(|(k, _)| k)).collect::<Result<Vec<_>, _>>()?;
+        keys.sort_by_key(|k| array_index(k).map_or(u64::MAX, u64::from));
+        fields.extend(keys.into_iter().map(|name| Field { name, children: Vec::new() }));
+    } else {
+        for entry in first.object_entries() {
+            fields.push(Field { name: entry?.0, children: Vec::new() });
+        }
+    }
+    if fields.is_empty() {
+        return Ok(None);
+    }
+    let mut columns: Vec<Option<Column>> = vec![None; fields.len()];
+    for row in rows {
+        if row.object_len() != fields.len() {
+            return Ok(None);
+        }
+        let mut entries = row.object_entries();
+        for (field, column) in fields.iter().zip(columns.iter_mut()) {
+            let Some(v) = field_value(row, entries.next(), &field.name)? else {
+                return Ok(None);
+            };
+            let this = match v.kind()? {
+                Kind::Object if v.object_len() > 0 => Column::Object,
+                Kind::Array | Kind::Object => return Ok(None),
+                _ => Column::Primitive,
+            };
+            match column {
+                None => *column = Some(this),
+                Some(c) if *c == this => {}
+                Some(_) => return Ok(None),
+            }
+        }
+    }
+    for (field, column) in fields.iter_mut().zip(&columns) {
+        if *column != Some(Column::Object) {
+            continue;
+        }
+        let mut values = Vec::with_capacity(rows.len());
+        for row in rows {
+            values.push(row.object_get(&field.name)?.ok_or_else(value_changed)?);
+        }
+        match tabular_fields(&values, nest + 1)? {
+            Some(children) => field.children = into_owned_fields(children),
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(fields))
+}
+
+/// An object in keyed tabular form: its values (the rows, in order) and the
+/// header fields.
+struct Keyed<V> {
+    rows: Vec<V>,
+    fields: Vec<Field<'static>>,
+}
+
+/// The reference's `extractKeyedTabularFields`: an object whose (at least
+/// two) values are all non-empty objects forming a table.
+fn keyed_tabular<V: EncodeValue>(obj: &V, nest: usize) -> Result<Option<Keyed<V>>, V::Error> {
+    let n = obj.object_len();
+    if n < 2 {
+        return Ok(None);
+    }
+    // Cheap order-free rejection first: most objects fail here.
+    for entry in obj.object_entries() {
+        let (_, v) = entry?;
+        if !(matches!(v.kind()?, Kind::Object) && v.object_len() > 0) {
+            return Ok(None);
+        }
+    }
+    let mut rows = Vec::with_capacity(n);
+    for_each_entry(obj, |_, _, v| {
+        rows.push(v);
+        Ok(())
+    })?;
+    let fields = match tabular_fields(&rows, nest + 1)? {
+        Some(f) => into_owned_fields(f),
+        None => return Ok(None),
+    };
+    Ok(Some(Keyed { rows, fields }))
+}
+
+/// What the items of a non-empty array are.
+struct ItemShape {
+    all_primitive: bool,
+    all_array: bool,
+    all_object: bool,
+}
+
+fn item_shape<V: EncodeValue>(arr: &V) -> Result<ItemShape, V::Error> {
+    let mut s = ItemShape { all_primitive: true, all_array: true, all_object: true };
+    for item in arr.array_items() {
+        let item = item?;
+        match item.kind()? {
+            Kind::Array => {
+                s.all_primitive = false;
+                s.all_object = false;
+            }
+            Kind::Object => {
+                s.all_primitive = false;
+                s.all_array = false;
+            }
+            _ => {
+                s.all_array = false;
+                s.all_object = false;
+            }
+        }
+        if !(s.all_primitive || s.all_array || s.all_object) {
+            break;
+        }
+    }
+    Ok(s)
+}
+
+fn all_primitive<V: EncodeValue>(arr: &V) -> Result<bool, V::Error> {
+    for item in arr.array_items() {
+        if !item?.kind()?.is_primitive() {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+// ------------------------------------------------------------ writer
+
+struct Writer<'o> {
+    out: &'o mut String,
+    indent: usize,
+    delimiter: Delimiter,
+    delim_byte: u8,
+    /// Whether a line was started (the next one is preceded by `\n`).
+    any_line: bool,
+    /// Key folding on (`KeyFolding::Safe`).
+    folding: bool,
+    /// `flatten_depth` option.
+    flatten_depth: usize,
+    /// With folding: the root object's keys that contain a dot, which no
+    /// folded path under the root may equal (`None` when there are none).
+    root_dotted: Option<HashSet<String>>,
+}
+
+/// Where an object's entries sit, for key folding (the reference 2.3.1's
+/// `remainingDepth`, `pathPrefix` and `rootLiteralKeys` arguments).
+#[derive(Clone, Copy)]
+struct FoldCtx<'p> {
+    /// Segments a folded key may still take.
+    remaining: usize,
+    /// Whether folded paths are checked against the root's dotted keys (in
+    /// the root object's nesting, not inside arrays).
+    root_chain: bool,
+    /// Dotted path of the object from the root; empty means none (the
+    /// reference tests it for truthiness).
+    prefix: &'p str,
+}
+
+/// Dotted path of `key` under `prefix` (the reference's `currentPath`).
+fn join_path(prefix: &str, key: &str) -> String {
+    if prefix.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{prefix}.{key}")
+    }
+}
+
+/// With folding: the object's keys that contain a dot (a folded key always
+/// does, so only these can collide with one).
+fn dotted_keys<V: EncodeValue>(obj: &V) -> Result<Option<HashSet<String>>, V::Error> {
+    let mut set: Option<HashSet<String>> = None;
+    for entry in obj.object_entries() {
+        let (k, _) = entry?;
+        if k.contains('.') {
+            set.get_or_insert_with(HashSet::new).insert(k.into_owned());
+        }
+    }
+    Ok(set)
+}
+
+impl Writer<'_> {
+    /// Start a line at `depth` indentation levels.
+    #[inline]
+    fn line(&mut self, depth: usize) {
+        if self.any_line {
+            self.out.push('\n');
+        }
+        self.any_line = true;
+        let mut n = depth * self.indent;
+        while n > 0 {
+            let k = n.min(SPACES.len());
+            self.out.push_str(&SPACES[..k]);
+            n -= k;
+        }
+    }
+
+    /// Start a list item line (`- `) at `depth`.
+    #[inline]
+    fn item(&mut self, depth: usize) {
+        self.line(depth);
+        self.out.push_str("- ");
+    }
+
+    #[inline]
+    fn key(&mut self, k: &str) {
+        if is_bare_key(k) {
+            self.out.push_str(k);
+        } else {
+            push_quoted(self.out, k);
+        }
+    }
+
+    #[inline]
+    fn string(&mut self, s: &str) {
+        if is_safe_unquoted(s, self.delim_byte) {
+            self.out.push_str(s);
+        } else {
+            push_quoted(self.out, s);
+        }
+    }
+
+    /// Write a primitive; containers here mean the value changed since it
+    /// was classified.
+    fn primitive(&mut self, kind: &Kind<'_>) -> Result<()> {
+        match kind {
+            Kind::Null => self.out.push_str("null"),
+            Kind::Bool(true) => self.out.push_str("true"),
+            Kind::Bool(false) => self.out.push_str("false"),
+            Kind::Int(i) => self.out.push_str(itoa::Buffer::new().format(*i)),
+            Kind::UInt(u) => self.out.push_str(itoa::Buffer::new().format(*u)),
+            Kind::Float(f) => push_f64(self.out, *f),
+            Kind::BigInt(d) | Kind::Raw(d) => self.out.push_str(d),
+            Kind::Str(s) => self.string(s),
+            Kind::Array | Kind::Object => return Err(value_changed()),
+        }
+        Ok(())
+    }
+
+    /// `key[N<:><delim>]{fields}:` (the reference's `formatHeader`).
+    fn header(&mut self, key: Option<&str>, n: usize, fields: Option<&[Field<'_>]>, keyed: bool) {
+        if let Some(k) = key {
+            self.key(k);
+        }
+        self.out.push('[');
+        self.out.push_str(itoa::Buffer::new().format(n));
+        if keyed {
+            self.out.push(':');
+        }
+        if self.delimiter != Delimiter::Comma {
+            self.out.push(self.delim_byte as char);
+        }
+        self.out.push(']');
+        if let Some(fields) = fields {
+            self.fields(fields);
+        }
+        self.out.push(':');
+    }
+
+    fn fields(&mut self, fields: &[Field<'_>]) {
+        self.out.push('{');
+        for (i, f) in fields.iter().enumerate() {
+            if i > 0 {
+                self.out.push(self.delim_byte as char);
+            }
+            self.key(&f.name);
+            if !f.children.is_empty() {
+                self.fields(&f.children);
+            }
+        }
+        self.out.push('}');
+    }
+
+    /// `key[N]: a,b,c` (`key[0]:` when empty) for an array of primitives.
+    fn inline_array<V: EncodeValue>(&mut self, key: Option<&str>, arr: &V) -> Result<(), V::Error> {
+        let n = arr.array_len();
+        self.header(key, n, None, false);
+        if n > 0 {
+            self.out.push(' ');
+            for (i, item) in arr.array_items().enumerate() {
+                if i > 0 {
+                    self.out.push(self.delim_byte as char);
+                }
+                let item = item?;
+                self.primitive(&item.kind()?)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The leaf cells of one tabular row, delimiter-separated.
+    fn row_cells<V: EncodeValue>(&mut self, row: &V, fields: &[Field<'_>], first: &mut bool) -> Result<(), V::Error> {
+        let mut entries = row.object_entries();
+        for field in fields {
+            let v = field_value(row, entries.next(), &field.name)?.ok_or_else(value_changed)?;
+            if field.children.is_empty() {
+                if !*first {
+                    self.out.push(self.delim_byte as char);
+                }
+                *first = false;
+                self.primitive(&v.kind()?)?;
+            } else {
+                self.row_cells(&v, &field.children, first)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn tabular_rows<V: EncodeValue>(&mut self, rows: &[V], fields: &[Field<'_>], depth: usize) -> Result<(), V::Error> {
+        for row in rows {
+            self.line(depth);
+            self.row_cells(row, fields, &mut true)?;
+        }
+        Ok(())
+    }
+
+    /// `entry: v1,v2` rows of a keyed tabular object.
+    fn keyed_rows<V: EncodeValue>(&mut self, obj: &V, fields: &[Field<'_>], depth: usize) -> Result<(), V::Error> {
+        for_each_entry(obj, |_, k, v| {
+            self.line(depth);
+            self.key(k);
+            self.out.push_str(": ");
+            self.row_cells(&v, fields, &mut true)
+        })
+    }
+
+    fn root<V: EncodeValue>(&mut self, v: &V) -> Result<(), V::Error> {
+        match v.kind()? {
+            Kind::Array => self.array(None, v, 0, 0),
+            Kind::Object => {
+                if let Some(Keyed { rows, fields }) = keyed_tabular(v, 0)? {
+                    self.line(0);
+                    self.header(None, rows.len(), Some(&fields), true);
+                    self.keyed_rows(v, &fields, 1)
+                } else {
+                    if self.folding {
+                        self.root_dotted = dotted_keys(v)?;
+                    }
+                    let ctx = FoldCtx {
+                        remaining: self.flatten_depth,
+                        root_chain: self.root_dotted.is_some(),
+                        prefix: "",
+                    };
+                    self.object(v, 0, 0, ctx)
+                }
+            }
+            Kind::Str(s) if s.starts_with('\u{feff}') => {
+                // A leading BOM would be stripped by decoders: always quote.
+                push_quoted(self.out, &s);
+                Ok(())
+            }
+            kind => Ok(self.primitive(&kind)?),
+        }
+    }
+
+    /// Folding context of an object outside the root's nesting.
+    fn fresh_ctx(&self) -> FoldCtx<'static> {
+        FoldCtx { remaining: self.flatten_depth, root_chain: false, prefix: "" }
+    }
+
+    /// The entries of `obj` as `key: ...` lines at `depth`.
+    ///
+    /// In this and the following methods `nest` is the nesting level of the
+    /// value handled (the root is 0), checked against [`MAX_DEPTH`] before a
+    /// container is walked.
+    fn object<V: EncodeValue>(&mut self, obj: &V, depth: usize, nest: usize, ctx: FoldCtx<'_>) -> Result<(), V::Error> {
+        enter(nest)?;
+        let dotted = if self.folding { dotted_keys(obj)? } else { None };
+        for_each_entry(obj, |_, k, v| self.entry(k, &v, depth, nest + 1, ctx, dotted.as_ref()))
+    }
+
+    /// One `key: value` entry (the reference's `encodeKeyValuePairLines`);
+    /// `dotted` are the sibling keys containing a dot.
+    fn entry<V: EncodeValue>(
+        &mut self,
+        k: &str,
+        v: &V,
+        depth: usize,
+        nest: usize,
+        ctx: FoldCtx<'_>,
+        dotted: Option<&HashSet<String>>,
+    ) -> Result<(), V::Error> {
+        match v.kind()? {
+            Kind::Array => self.array(Some(k), v, depth, nest),
+            Kind::Object => {
+                if self.folding && self.fold(k, v, depth, nest, ctx, dotted)? {
+                    return Ok(());
+                }
+                if ctx.root_chain {
+                    let path = join_path(ctx.prefix, k);
+                    self.object_entry(k, v, depth, nest, FoldCtx { prefix: &path, ..ctx })
+                } else {
+                    self.object_entry(k, v, depth, nest, ctx)
+                }
+            }
+            kind => {
+                self.line(depth);
+                self.key(k);
+                self.out.push_str(": ");
+                Ok(self.primitive(&kind)?)
+            }
+        }
+    }
+
+    /// An entry whose value is an object: keyed tabular, or `key:` and the
+    /// object's entries below (with `ctx` as their folding context).
+    fn object_entry<V: EncodeValue>(
+        &mut self,
+        k: &str,
+        v: &V,
+        depth: usize,
+        nest: usize,
+        ctx: FoldCtx<'_>,
+    ) -> Result<(), V::Error> {
+        if let Some(Keyed { rows, fields }) = keyed_tabular(v, nest)? {
+            self.line(depth);
+            self.header(Some(k), rows.len(), Some(&fields), true);
+            return self.keyed_rows(v, &fields, depth + 1);
+        }
+        self.line(depth);
+        self.key(k);
+        self.out.push(':');
+        if v.object_len() > 0 {
+            self.object(v, depth + 1, nest, ctx)?;
+        }
+        Ok(())
+    }
+
+    /// Key folding (spec v3 §13.4, as the reference 2.3.1's
+    /// `tryFoldKeyChain`): when `v` starts a chain of single-key objects and
+    /// every key of the chain (up to `ctx.remaining` segments) is an
+    /// identifier, write the chain as one dotted key and return true. Not
+    /// folded when the dotted key equals a sibling key or, under the root,
+    /// a dotted root key at the same path. The dotted key then takes the
+    /// value at the chain's end as any key does (array forms, keyed tabular).
+    fn fold<V: EncodeValue>(
+        &mut self,
+        k: &str,
+        v: &V,
+        depth: usize,
+        nest: usize,
+        ctx: FoldCtx<'_>,
+        dotted: Option<&HashSet<String>>,
+    ) -> Result<bool, V::Error> {
+        if ctx.remaining < 2 || v.object_len() != 1 || !is_identifier_segment(k) {
+            return Ok(false);
+        }
+        let mut folded = String::from(k);
+        let mut segments = 1;
+        let mut cur = v.clone();
+        while segments < ctx.remaining {
+            if !matches!(cur.kind()?, Kind::Object) || cur.object_len() != 1 {
+                break;
+            }
+            // `cur` is at level `nest + segments - 1` and is walked here.
+            enter(nest + segments - 1)?;
+            let next = {
+                let Some(entry) = cur.object_entries().next() else {
+                    break;
+                };
+                let (nk, nv) = entry?;
+                if !is_identifier_segment(&nk) {
+                    return Ok(false);
+                }
+                folded.push('.');
+                folded.push_str(&nk);
+                nv
+            };
+            cur = next;
+            segments += 1;
+        }
+        if segments < 2 || dotted.is_some_and(|d| d.contains(&folded)) {
+            return Ok(false);
+        }
+        let path = if ctx.root_chain { join_path(ctx.prefix, &folded) } else { String::new() };
+        if ctx.root_chain && self.root_dotted.as_ref().is_some_and(|r| r.contains(&path)) {
+            return Ok(false);
+        }
+        let leaf_nest = nest + segments - 1;
+        match cur.kind()? {
+            Kind::Array => self.array(Some(&folded), &cur, depth, leaf_nest)?,
+            Kind::Object => {
+                let ctx = FoldCtx { remaining: ctx.remaining - segments, root_chain: ctx.root_chain, prefix: &path };
+                self.object_entry(&folded, &cur, depth, leaf_nest, ctx)?;
+            }
+            kind => {
+                self.line(depth);
+                self.key(&folded);
+                self.out.push_str(": ");
+                self.primitive(&kind)?;
+            }
+        }
+        Ok(true)
+    }
+
+    /// An array under `key` (root when `None`), header at `depth`.
+    fn array<V: EncodeValue>(&mut self, key: Option<&str>, arr: &V, depth: usize, nest: usize) -> Result<(), V::Error> {
+        enter(nest)?;
+        let n = arr.array_len();
+        if n == 0 {
+            self.line(depth);
+            if let Some(k) = key {
+                self.key(k);
+                self.out.push_str(": []");
+            } else {
+                self.out.push_str("[]");
+            }
+            return Ok(());
+        }
+        let shape = item_shape(arr)?;
+        if shape.all_primitive {
+            self.line(depth);
+            return self.inline_array(key, arr);
+        }
+        if shape.all_array {
+            let mut inner_primitive = true;
+            for item in arr.array_items() {
+                if !all_primitive(&item?)? {
+                    inner_primitive = false;
+                    break;
+                }
+            }
+            if inner_primitive {
+                self.line(depth);
+                self.header(key, n, None, false);
+                for item in arr.array_items() {
+                    self.item(depth + 1);
+                    self.inline_array(None, &item?)?;
+                }
+                return Ok(());
+            }
+        }
+        if shape.all_object {
+            let rows = arr.array_items().collect::<Result<Vec<V>, _>>()?;
+            if let Some(fields) = tabular_fields(&rows, nest + 1)? {
+                self.line(depth);
+                self.header(key, rows.len(), Some(&fields), false);
+                return self.tabular_rows(&rows, &fields, depth + 1);
+            }
+            self.line(depth);
+            self.header(key, n, None, false);
+            for item in &rows {
+                self.list_item(item, depth + 1, nest + 1)?;
+            }
+            return Ok(());
+        }
+        self.line(depth);
+        self.header(key, n, None, false);
+        for item in arr.array_items() {
+            self.list_item(&item?, depth + 1, nest + 1)?;
+        }
+        Ok(())
+    }
+
+    /// One `- ` list item (the reference's `encodeListItemValueLines`).
+    fn list_item<V: EncodeValue>(&mut self, v: &V, depth: usize, nest: usize) -> Result<(), V::Error> {
+        match v.kind()? {
+            Kind::Array => {
+                enter(nest)?;
+                self.item(depth);
+                if all_primitive(v)? {
+                    self.inline_array(None, v)
+                } else {
+                    self.header(None, v.array_len(), None, false);
+                    for item in v.array_items() {
+                        self.list_item(&item?, depth + 1, nest + 1)?;
+                    }
+                    Ok(())
+                }
+            }
+            Kind::Object => self.object_item(v, depth, nest),
+            kind => {
+                self.item(depth);
+                Ok(self.primitive(&kind)?)
+            }
+        }
+    }
+
+    /// An object as a list item: its first entry on the `- ` line, the rest
+    /// below it (the reference's `encodeObjectAsListItemLines`). The first
+    /// key is never folded; the others are, with all keys as siblings.
+    fn object_item<V: EncodeValue>(&mut self, obj: &V, depth: usize, nest: usize) -> Result<(), V::Error> {
+        enter(nest)?;
+        if obj.object_len() == 0 {
+            self.line(depth);
+            self.out.push('-');
+            return Ok(());
+        }
+        let dotted = if self.folding { dotted_keys(obj)? } else { None };
+        let ctx = self.fresh_ctx();
+        for_each_entry(obj, |i, k, v| {
+            if i == 0 {
+                self.first_entry(k, &v, depth, nest + 1)
+            } else {
+                self.entry(k, &v, depth + 1, nest + 1, ctx, dotted.as_ref())
+            }
+        })
+    }
+
+    /// The first entry of a list-item object, on the `- ` line.
+    fn first_entry<V: EncodeValue>(&mut self, k: &str, v: &V, depth: usize, nest: usize) -> Result<(), V::Error> {
+        match v.kind()? {
+            Kind::Array => {
+                enter(nest)?;
+                let n = v.array_len();
+                if n == 0 {
+                    self.item(depth);
+                    self.key(k);
+                    self.out.push_str(": []");
+                    return Ok(());
+                }
+                let shape = item_shape(v)?;
+                if shape.all_object {
+                    let rows = v.array_items().collect::<Result<Vec<V>, _>>()?;
+                    if let Some(fields) = tabular_fields(&rows, nest + 1)? {
+                        self.item(depth);
+                        self.header(Some(k), rows.len(), Some(&fields), false);
+                        return self.tabular_rows(&rows, &fields, depth + 2);
+                    }
+                }
+                self.item(depth);
+                if shape.all_primitive {
+                    return self.inline_array(Some(k), v);
+                }
+                self.header(Some(k), n, None, false);
+                for item in v.array_items() {
+                    self.list_item(&item?, depth + 2, nest + 1)?;
+                }
+                Ok(())
+            }
+            Kind::Object => {
+                if let Some(Keyed { rows, fields }) = keyed_tabular(v, nest)? {
+                    self.item(depth);
+                    self.header(Some(k), rows.len(), Some(&fields), true);
+                    return self.keyed_rows(v, &fields, depth + 2);
+                }
+                self.item(depth);
+                self.key(k);
+                self.out.push(':');
+                if v.object_len() > 0 {
+                    let ctx = self.fresh_ctx();
+                    self.object(v, depth + 2, nest, ctx)?;
+                }
+                Ok(())
+            }
+            kind => {
+                self.item(depth);
+                self.key(k);
+                self.out.push_str(": ");
+                Ok(self.primitive(&kind)?)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn enc(v: serde_json::Value) -> String {
+        encode_value(&v, &EncodeOptions::default()).expect("encodes")
+    }
+
+    fn enc_with(v: serde_json::Value, delimiter: Delimiter, indent: usize) -> String {
+        let opts = EncodeOptions { delimiter, indent, ..EncodeOptions::default() };
+        encode_value(&v, &opts).expect("encodes")
+    }
+
+    #[test]
+    fn root_forms() {
+        assert_eq!(enc(json!({})), "");
+        assert_eq!(enc(json!([])), "[]");
+        assert_eq!(enc(json!("")), "\"\"");
+        assert_eq!(enc(json!("\u{feff}x")), "\"\u{feff}x\"");
+        assert_eq!(enc(json!({"k": "\u{feff}x"})), "k: \u{feff}x");
+        assert_eq!(enc(json!(null)), "null");
+        assert_eq!(enc(json!([1, "a"])), "[2]: 1,a");
+    }
+
+    #[test]
+    fn numbers_in_ecmascript_form() {
+        let v: serde_json::Value = crate::json::parse(
+            b"[1.0, -0.0, 1e21, 1e20, 1e-7, 0.000001, 5e-324, 18446744073709551615, -9223372036854775808]",
+            Default::default(),
+        )
+        .expect("parses");
+        assert_eq!(
+            enc(v),
+            "[9]: 1,0,1e+21,100000000000000000000,1e-7,0.000001,5e-324,18446744073709551615,-9223372036854775808"
+        );
+        let mut out = String::new();
+        push_f64(&mut out, f64::NAN);
+        push_f64(&mut out, f64::NEG_INFINITY);
+        push_f64(&mut out, -0.0);
+        assert_eq!(out, "nullnull0");
+    }
+
+    #[test]
+    fn string_quoting() {
+        let cases = [
+            ("a b", "a b"),
+            (" a", "\" a\""),
+            ("a\t", "\"a\\t\""),
+            ("true", "\"true\""),
+            ("True", "True"),
+            ("-1e+5", "\"-1e+5\""),
+            ("+1.5E3", "\"+1.5E3\""),
+            ("05", "\"05\""),
+            ("1.", "1."),
+            (".5", ".5"),
+            ("1e", "1e"),
+            ("-x", "\"-x\""),
+            ("#x", "\"#x\""),
+            ("x#", "x#"),
+            ("a:b", "\"a:b\""),
+            ("a,b", "\"a,b\""),
+            ("a|b", "a|b"),
+            ("[x]", "\"[x]\""),
+            ("q\"\\", "\"q\\\"\\\\\""),
+            ("\u{1}\u{8}\u{c}\r\n\u{7f}", "\"\\u0001\\u0008\\u000c\\r\\n\u{7f}\""),
+            ("日本 😀", "日本 😀"),
+        ];
+        for (s, want) in cases {
+            assert_eq!(enc(json!({ "k": s })), format!("k: {want}"), "{s:?}");
+        }
+        assert_eq!(enc_with(json!(["a|b", "a,b"]), Delimiter::Pipe, 2), "[2|]: \"a|b\"|a,b");
+        assert_eq!(enc_with(json!(["a\tb", "a,b"]), Delimiter::Tab, 2), "[2\t]: \"a\\tb\"\ta,b");
+    }
+
+    #[test]
+    fn key_quoting() {
+        assert_eq!(
+            enc(json!({"a.b_1": 1, "1a": 2, "": 3, "a-b": 4, "é": 5})),
+            "a.b_1: 1\n\"1a\": 2\n\"\": 3\n\"a-b\": 4\n\"é\": 5"
+        );
+    }
+
+    #[test]
+    fn keys_in_javascript_order() {
+        assert_eq!(
+            enc(json!({"b": 1, "10": 2, "a": 3, "2": 4, "01": 5, "4294967295": 6})),
+            "\"2\": 4\n\"10\": 2\nb: 1\na: 3\n\"01\": 5\n\"4294967295\": 6"
+        );
+        // Tabular fields follow the first row's JavaScript order too.
+        assert_eq!(
+            enc(json!([{"x": 1, "1": 2}, {"1": 3, "x": 4}])),
+            "[2]{\"1\",x}:\n  2,1\n  3,4"
+        );
+    }
+
+    #[test]
+    fn tabular_rows_in_any_key_order() {
+        assert_eq!(
+            enc(json!({"t": [{"a": 1, "b": 2}, {"b": 3, "a": 4}]})),
+            "t[2]{a,b}:\n  1,2\n  4,3"
+        );
+        // A missing or extra key, or a non-primitive cell, breaks the table.
+        assert_eq!(enc(json!([{"a": 1}, {"b": 1}])), "[2]:\n  - a: 1\n  - b: 1");
+        assert_eq!(enc(json!([{"a": 1}, {"a": [1]}])), "[2]:\n  - a: 1\n  - a[1]: 1");
+    }
+
+    #[test]
+    fn nested_field_groups_and_keyed_objects() {
+        assert_eq!(
+            enc_with(
+                json!({"o": [{"id": 1, "c": {"n": "A", "k": 1}}, {"id": 2, "c": {"k": 2, "n": "B"}}]}),
+                Delimiter::Pipe,
+                1
+            ),
+            "o[2|]{id|c{n|k}}:\n 1|A|1\n 2|B|2"
+        );
+        assert_eq!(
+            enc(json!({"s": {"x": {"h": "a", "p": 1}, "y": {"h": "b", "p": 2}}})),
+            "s[2:]{h,p}:\n  x: a,1\n  y: b,2"
+        );
+        assert_eq!(enc_with(json!({"x": {"p": 1}, "y": {"p": 2}}), Delimiter::Tab, 2), "[2:\t]{p}:\n  x: 1\n  y: 2");
+        // One entry, or an empty object value: ordinary nesting.
+        assert_eq!(enc(json!({"s": {"x": {"p": 1}}})), "s:\n  x:\n    p: 1");
+        assert_eq!(enc(json!({"s": {"x": {"p": 1}, "y": {}}})), "s:\n  x:\n    p: 1\n  y:");
+    }
+
+    #[test]
+    fn list_items() {
+        assert_eq!(
+            enc(json!([1, [2, 3], [], {}, {"a": [{"b": 1}, {"b": 2}], "c": 1}, [[1], {"d": 1}]])),
+            "[6]:\n  - 1\n  - [2]: 2,3\n  - [0]:\n  -\n  - a[2]{b}:\n      1\n      2\n    c: 1\n  - [2]:\n    - [1]: 1\n    - d: 1"
+        );
+        assert_eq!(enc(json!([[1, 2], []])), "[2]:\n  - [2]: 1,2\n  - [0]:");
+        assert_eq!(enc(json!([{"a": []}, {"a": {}}])), "[2]:\n  - a: []\n  - a:");
+    }
+
+    #[test]
+    fn indent_option() {
+        let v = json!({"a": {"b": [{"c": 1, "d": [1]}]}});
+        assert_eq!(enc_with(v.clone(), Delimiter::Comma, 0), "a:\nb[1]:\n- c: 1\nd[1]: 1");
+        assert_eq!(enc_with(v, Delimiter::Comma, 3), "a:\n   b[1]:\n      - c: 1\n         d[1]: 1");
+        let e = encode_value(&json!(1), &EncodeOptions { indent: MAX_INDENT + 1, ..Default::default() })
+            .expect_err("indent too large");
+        assert_eq!(e.code(), "TOON_INVALID_OPTION");
+    }
+
+    #[test]
+    fn depth_is_bounded() {
+        // Debug builds take about 2.7 KiB of stack per level (release about
+        // 0.5 KiB): more than the 2 MiB of a test thread at MAX_DEPTH.
+        std::thread::Builder::new()
+            .stack_size(32 << 20)
+            .spawn(depth_is_bounded_body)
+            .expect("spawn")
+            .join()
+            .expect("no panic");
+    }
+
+    fn depth_is_bounded_body() {
+        fn nested(levels: usize, object: bool) -> serde_json::Value {
+            let mut v = json!(1);
+            for _ in 0..levels {
+                v = if object {
+                    serde_json::Value::Object([("k".to_string(), v)].into_iter().collect())
+                } else {
+                    serde_json::Value::Array(vec![json!(0), v])
+                };
+            }
+            v
+        }
+        // `levels` containers around a leaf: the innermost sits at level
+        // `levels - 1`.
+        for object in [true, false] {
+            assert!(encode_value(&nested(MAX_DEPTH, object), &EncodeOptions::default()).is_ok());
+            let e = encode_value(&nested(MAX_DEPTH + 1, object), &EncodeOptions::default()).expect_err("too deep");
+            assert_eq!(e.code(), "TOON_TOO_DEEP");
+        }
+        // Deep uniform rows recurse through nested field groups.
+        let mut row = json!(1);
+        for _ in 0..MAX_DEPTH + 5 {
+            row = serde_json::Value::Object([("k".to_string(), row)].into_iter().collect());
+        }
+        let e = encode_value(&json!([row, row]), &EncodeOptions::default()).expect_err("too deep");
+        assert_eq!(e.code(), "TOON_TOO_DEEP");
+    }
+
+    fn fold(v: serde_json::Value, flatten_depth: usize) -> String {
+        let opts = EncodeOptions { key_folding: KeyFolding::Safe, flatten_depth, ..EncodeOptions::default() };
+        encode_value(&v, &opts).expect("encodes")
+    }
+
+    #[test]
+    fn key_folding() {
+        let m = usize::MAX;
+        assert_eq!(fold(json!({"a": {"b": {"c": 1}}}), m), "a.b.c: 1");
+        assert_eq!(fold(json!({"a": {"b": {"c": {}}}}), m), "a.b.c:");
+        assert_eq!(fold(json!({"a": {"b": [1, 2]}}), m), "a.b[2]: 1,2");
+        assert_eq!(fold(json!({"a": {"b": {"c": {"d": 1}}}}), 2), "a.b:\n  c:\n    d: 1");
+        assert_eq!(fold(json!({"a": {"b": {"c": {"d": 1}}}}), 3), "a.b.c:\n  d: 1");
+        assert_eq!(fold(json!({"a": {"b": 1}}), 1), "a:\n  b: 1");
+        // Segments must be identifiers (no dots, nothing quoted).
+        assert_eq!(fold(json!({"a": {"b.c": {"d": 1}}}), m), "a:\n  b.c:\n    d: 1");
+        assert_eq!(fold(json!({"a": {"x-y": 1}}), m), "a:\n  \"x-y\": 1");
+        // No fold onto a sibling key, nor onto a dotted root key at that path.
+        assert_eq!(fold(json!({"a": {"b": 1}, "a.b": 2}), m), "a:\n  b: 1\na.b: 2");
+        assert_eq!(fold(json!({"x.a.b": 1, "x": {"y": 1, "a": {"b": 2}}}), m), "x.a.b: 1\nx:\n  y: 1\n  a:\n    b: 2");
+        assert_eq!(fold(json!({"x.a.b": 1, "y": {"y": 1, "a": {"b": 2}}}), m), "x.a.b: 1\ny:\n  y: 1\n  a.b: 2");
+        // The remaining depth shrinks along a folded chain only.
+        assert_eq!(
+            fold(json!({"a": {"b": {"c": 1, "d": {"e": {"f": 1}}}}}), 2),
+            "a.b:\n  c: 1\n  d:\n    e:\n      f: 1"
+        );
+        assert_eq!(fold(json!({"a": {"c": 1, "d": {"e": {"f": 1}}}}), 2), "a:\n  c: 1\n  d.e:\n    f: 1");
+        // A folded key takes v4 forms like any key.
+        assert_eq!(fold(json!({"a": {"b": {"x": {"p": 1}, "y": {"p": 2}}}}), m), "a.b[2:]{p}:\n  x: 1\n  y: 2");
+        // In list items the first key stays; the others fold, with every
+        // key of the item as a sibling.
+        assert_eq!(
+            fold(json!([{"a": {"b": 1}, "c": {"d": 1}, "z": 1}, 1]), m),
+            "[2]:\n  - a:\n      b: 1\n    c.d: 1\n    z: 1\n  - 1"
+        );
+        assert_eq!(
+            fold(json!([{"a.b": 1, "a": {"b": 2}}, 1]), m),
+            "[2]:\n  - a.b: 1\n    a:\n      b: 2\n  - 1"
+        );
+        // Off by default.
+        assert_eq!(enc(json!({"a": {"b": 1}})), "a:\n  b: 1");
+    }
+
+    #[test]
+    fn folding_depth_is_bounded() {
+        std::thread::Builder::new()
+            .stack_size(32 << 20)
+            .spawn(folding_depth_is_bounded_body)
+            .expect("spawn")
+            .join()
+            .expect("no panic");
+    }
+
+    fn folding_depth_is_bounded_body() {
+        let mut v = json!(1);
+        for _ in 0..MAX_DEPTH + 1 {
+            v = serde_json::Value::Object([("k".to_string(), v)].into_iter().collect());
+        }
+        let opts = EncodeOptions { key_folding: KeyFolding::Safe, ..EncodeOptions::default() };
+        let e = encode_value(&v, &opts).expect_err("too deep");
+        assert_eq!(e.code(), "TOON_TOO_DEEP");
+        let inner = v["k"].clone();
+        let text = encode_value(&inner, &opts).expect("at the limit");
+        assert_eq!(text.len(), "k".len() * MAX_DEPTH + (MAX_DEPTH - 1) + ": 1".len());
+    }
+
+    /// Strings starting with `raw:` stand for raw text (as the reference's
+    /// `rawString` would be returned by a replacer).
+    #[derive(Clone)]
+    struct Rawish<'a>(&'a serde_json::Value);
+
+    impl EncodeValue for Rawish<'_> {
+        type Error = Error;
+        fn kind(&self) -> Result<Kind<'_>> {
+            match self.0.as_str().and_then(|s| s.strip_prefix("raw:")) {
+                Some(raw) => Ok(Kind::Raw(Cow::Borrowed(raw))),
+                None => (&self.0).kind(),
+            }
+        }
+        fn array_len(&self) -> usize {
+            (&self.0).array_len()
+        }
+        fn array_items(&self) -> impl Iterator<Item = Result<Self>> + '_ {
+            self.0.as_array().into_iter().flatten().map(|v| Ok(Rawish(v)))
+        }
+        fn object_len(&self) -> usize {
+            (&self.0).object_len()
+        }
+        fn object_entries(&self) -> impl Iterator<Item = Result<(Cow<'_, str>, Self)>> + '_ {
+            self.0.as_object().into_iter().flatten().map(|(k, v)| Ok((Cow::Borrowed(k.as_str()), Rawish(v))))
+        }
+        fn object_get(&self, key: &str) -> Result<Option<Self>> {
+            Ok(self.0.get(key).map(Rawish))
+        }
+    }
+
+    #[test]
+    fn raw_text_is_a_verbatim_primitive() {
+        // Expected texts from the reference with a replacer returning
+        // `rawString(value.slice(4))` for such strings.
+        let cases = [
+            (json!([{"a": "raw:x,y"}, {"a": "raw:"}]), "[2]{a}:\n  x,y\n  "),
+            (json!({"k": "raw:\"q\"", "l": ["raw:1", "b"]}), "k: \"q\"\nl[2]: 1,b"),
+            (json!("raw:"), ""),
+            (json!("raw:\u{feff}z"), "\u{feff}z"),
+            (json!({"m": {"x": {"p": "raw:1"}, "y": {"p": 2}}}), "m[2:]{p}:\n  x: 1\n  y: 2"),
+        ];
+        for (v, want) in cases {
+            assert_eq!(encode(&Rawish(&v), &EncodeOptions::default()).expect("encodes"), want, "{v}");
+        }
+    }
+
+    /// A handle whose values change between walks (as a Python object may
+    /// while user code runs): the encoder must fail cleanly, not panic.
+    #[derive(Clone)]
+    struct Shifty<'a>(&'a serde_json::Value, &'a std::cell::Cell<usize>);
+
+    impl EncodeValue for Shifty<'_> {
+        type Error = Error;
+        fn kind(&self) -> Result<Kind<'_>> {
+            self.1.set(self.1.get() + 1);
+            if self.1.get() > 6 && self.0.is_string() {
+                return Ok(Kind::Object);
+            }
+            (&self.0).kind().map(|k| match k {
+                Kind::Str(s) => Kind::Str(Cow::Owned(s.into_owned())),
+                k => k,
+            })
+        }
+        fn array_len(&self) -> usize {
+            self.0.as_array().map_or(0, Vec::len)
+        }
+        fn array_items(&self) -> impl Iterator<Item = Result<Self>> + '_ {
+            self.0.as_array().into_iter().flatten().map(|v| Ok(Shifty(v, self.1)))
+        }
+        fn object_len(&self) -> usize {
+            self.0.as_object().map_or(0, serde_json::Map::len)
+        }
+        fn object_entries(&self) -> impl Iterator<Item = Result<(Cow<'_, str>, Self)>> + '_ {
+            self.0
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(k, v)| Ok((Cow::Borrowed(k.as_str()), Shifty(v, self.1))))
+        }
+        fn object_get(&self, key: &str) -> Result<Option<Self>> {
+            Ok(self.0.get(key).map(|v| Shifty(v, self.1)))
+        }
+    }
+
+    #[test]
+    fn changing_values_fail_cleanly() {
+        let v = json!([{"a": "x"}, {"a": "y"}]);
+        let calls = std::cell::Cell::new(0);
+        let e = encode(&Shifty(&v, &calls), &EncodeOptions::default()).expect_err("value changed");
+        assert_eq!(e.code(), "TOON_VALUE_CHANGED");
+    }
+
+    fn reindent(text: &str, from: usize, to: usize) -> String {
+        text.split('\n')
+            .map(|l| {
+                let n = l.len() - l.trim_start_matches(' ').len();
+                format!("{}{}", " ".repeat(n / from * to), &l[n..])
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    fn arb_json() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::Bool),
+            any::<i64>().prop_map(|i| json!(i)),
+            any::<f64>().prop_map(|f| json!(f)),
+            "[ a-c1:,|\"\\-#\t\n\u{1}é]{0,6}".prop_map(serde_json::Value::String),
+        ];
+        leaf.prop_recursive(5, 64, 6, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..5).prop_map(serde_json::Value::Array),
+                proptest::collection::vec(("[a-c]|[a-c1. ]{0,3}", inner), 0..5)
+                    .prop_map(|e| serde_json::Value::Object(e.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Content never starts with a space, so the indent option only
+        /// scales each line's leading spaces; lines never end in a newline
+        /// or carry a raw control character other than a tab delimiter.
+        #[test]
+        fn indent_only_scales_leading_spaces(
+            v in arb_json(),
+            pipe in proptest::bool::ANY,
+            folding in proptest::bool::ANY,
+            flatten_depth in 0usize..5,
+        ) {
+            let mut opts = EncodeOptions {
+                delimiter: if pipe { Delimiter::Pipe } else { Delimiter::Tab },
+                indent: 2,
+                key_folding: if folding { KeyFolding::Safe } else { KeyFolding::Off },
+                flatten_depth: if flatten_depth == 4 { usize::MAX } else { flatten_depth },
+            };
+            let two = encode_value(&v, &opts).expect("encodes");
+            opts.indent = 4;
+            let four = encode_value(&v, &opts).expect("encodes");
+            proptest::prop_assert_eq!(reindent(&two, 2, 4), four);
+            proptest::prop_assert!(!two.ends_with('\n'));
+            proptest::prop_assert!(!two.bytes().any(|b| b < 0x20 && b != b'\n' && b != b'\t'));
+        }
+    }
+}

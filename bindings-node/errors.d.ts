@@ -1,0 +1,16 @@
+/** Base class of every polywire error. */
+export declare class PolywireError extends Error {
+  constructor(message: string, code: string, position?: { offset?: number; line?: number; column?: number | null })
+  /** Stable machine-readable code, e.g. `KADO_TRUNCATED_PAYLOAD`. */
+  readonly code: string
+  /** Byte offset of the problem in the input, or `null`. */
+  readonly offset: number | null
+  /** 1-based line (text formats), or `null`. */
+  readonly line: number | null
+  /** 1-based column (text formats), or `null`. */
+  readonly column: number | null
+}
+export declare class KadoError extends PolywireError {}
+export declare class TetherError extends PolywireError {}
+export declare class AxonError extends PolywireError {}
+export declare class KameoError extends PolywireError {}

@@ -1,0 +1,13 @@
+'use strict'
+// Root entry point: every format as a namespace, plus the error classes.
+// Prefer the subpath exports (`polywire/kado`, ...) in application code.
+const errors = require('./errors.js')
+
+module.exports = {
+  kado: require('./kado.js'),
+  PolywireError: errors.PolywireError,
+  KadoError: errors.KadoError,
+  TetherError: errors.TetherError,
+  AxonError: errors.AxonError,
+  KameoError: errors.KameoError,
+}

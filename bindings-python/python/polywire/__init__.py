@@ -1,0 +1,32 @@
+"""polywire: one fast, byte-exact Rust implementation of the wire formats of agent systems.
+
+Submodules, one per format:
+
+- ``polywire.kado``: Kado frames (the "TOON protocol" binary framing between the Kado
+  orchestrator and its ai-engine).
+
+Every error raised for bad input is a :class:`PolywireError` (a ``ValueError``) with
+``code`` (a stable string), ``offset`` (byte offset or ``None``), ``line`` and ``column``.
+"""
+
+from polywire._polywire import (
+    AxonError,
+    KadoError,
+    KameoError,
+    PolywireError,
+    TetherError,
+    ToonDecodeError,
+    ToonEncodeError,
+    __version__,
+)
+
+__all__ = [
+    "AxonError",
+    "KadoError",
+    "KameoError",
+    "PolywireError",
+    "TetherError",
+    "ToonDecodeError",
+    "ToonEncodeError",
+    "__version__",
+]

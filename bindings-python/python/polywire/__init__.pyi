@@ -1,0 +1,12 @@
+from polywire._polywire import (
+    AxonError as AxonError,
+    KadoError as KadoError,
+    KameoError as KameoError,
+    PolywireError as PolywireError,
+    TetherError as TetherError,
+    ToonDecodeError as ToonDecodeError,
+    ToonEncodeError as ToonEncodeError,
+)
+
+__version__: str
+__all__: list[str]

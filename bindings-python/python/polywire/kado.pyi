@@ -1,0 +1,90 @@
+from enum import IntEnum
+from typing import Any, Final, TypedDict
+
+from polywire._polywire import KadoError as KadoError
+
+_Bytes = bytes | bytearray | memoryview
+
+class MessageType(IntEnum):
+    INSTRUCTION = 0x01
+    TOOL_CALL = 0x02
+    TOOL_RESULT = 0x03
+    STATUS = 0x04
+    ERROR = 0x05
+    HEARTBEAT = 0x06
+    CONTEXT_REQUEST = 0x07
+    CONTEXT_RESPONSE = 0x08
+
+TOON_VERSION: Final[int]
+HEADER_SIZE: Final[int]
+HEADER_FORMAT: Final[str]
+COMPRESSION_THRESHOLD: Final[int]
+MAGIC_COMPRESSED: Final[int]
+DEFAULT_MAX_FRAME_SIZE: Final[int]
+
+class Header(TypedDict):
+    version: int
+    type: int
+    payload_length: int
+    """Bytes of payload on the wire (after compression)."""
+    timestamp: int
+    """Milliseconds since the Unix epoch."""
+    sequence_id: int
+
+class Message(TypedDict):
+    header: Header
+    payload: Any
+
+class RawMessage(TypedDict):
+    header: Header
+    payload: bytes
+    """The payload bytes, decompressed."""
+
+def encode(msg_type: int, data: Any, sequence_id: int, timestamp: int | None = None) -> bytes:
+    """Encode a frame. ``timestamp`` defaults to now (ms). JSON as ``JSON.stringify``
+    writes it; compressed when longer than 1024 bytes and smaller that way."""
+
+def encode_payload(data: Any) -> bytes:
+    """The JSON payload bytes ``encode`` writes, before compression."""
+
+def decode(buffer: _Bytes) -> Message:
+    """Decode and validate a frame. Bytes after the frame are ignored.
+    Raises :class:`KadoError` with ``code`` and ``offset``."""
+
+def decode_raw(buffer: _Bytes) -> RawMessage:
+    """Like :func:`decode` but returns the decompressed payload bytes unparsed."""
+
+def encode_header(msg_type: int, payload_length: int, sequence_id: int, timestamp: int | None = None) -> bytes: ...
+def decode_header(buffer: _Bytes) -> Header:
+    """Read and validate (length, version, type) the 18-byte header."""
+
+def validate(buffer: _Bytes) -> bool:
+    """Whether a whole frame with a known version and type is present."""
+
+def compress(data: _Bytes) -> bytes:
+    """RLE-compress with the magic prefix; data shorter than 1024 bytes or that does
+    not shrink is returned unchanged."""
+
+def decompress(data: _Bytes) -> bytes:
+    """Undo :func:`compress`; data without the magic byte is returned unchanged.
+    Raises :class:`KadoError` (``KADO_INVALID_RLE``) on a truncated escape or a zero count."""
+
+def is_compressed(data: _Bytes) -> bool: ...
+
+class FrameDecoder:
+    """Incremental decoder for streams: ``feed`` chunks of any size, get complete
+    frames in order. The declared frame size is checked against ``max_frame_size``
+    from the header, before the payload is buffered. After an error the decoder stays
+    failed and raises it again; frames completed before the error in the same ``feed``
+    call are returned and the error is raised by the next call."""
+
+    def __init__(self, max_frame_size: int = ..., *, raw: bool = False) -> None: ...
+    def feed(self, data: _Bytes) -> list[Message] | list[RawMessage]: ...
+    def finish(self) -> None:
+        """Raise if the stream ended inside a frame (or the decoder failed)."""
+    @property
+    def buffered(self) -> int: ...
+    @property
+    def position(self) -> int: ...
+    @property
+    def max_frame_size(self) -> int: ...

@@ -1,0 +1,311 @@
+//! `_polywire.kado`: Kado frames. The public wrapper is `polywire/kado.py`.
+
+use crate::buffer::with_bytes;
+use crate::errors::{IntoPyResult, KadoError};
+use crate::pyjson::{self, PyBuilder};
+use polywire::kado::{self, Header, MessageType, HEADER_SIZE};
+use polywire::{Error, Format};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::intern;
+use std::borrow::Cow;
+
+pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
+    crate::submodule(parent, "kado", |m| {
+        m.add_function(wrap_pyfunction!(encode, m)?)?;
+        m.add_function(wrap_pyfunction!(encode_payload, m)?)?;
+        m.add_function(wrap_pyfunction!(decode, m)?)?;
+        m.add_function(wrap_pyfunction!(decode_raw, m)?)?;
+        m.add_function(wrap_pyfunction!(encode_header, m)?)?;
+        m.add_function(wrap_pyfunction!(decode_header, m)?)?;
+        m.add_function(wrap_pyfunction!(validate, m)?)?;
+        m.add_function(wrap_pyfunction!(compress, m)?)?;
+        m.add_function(wrap_pyfunction!(decompress, m)?)?;
+        m.add_function(wrap_pyfunction!(is_compressed, m)?)?;
+        m.add_class::<FrameDecoder>()?;
+        Ok(())
+    })
+}
+
+#[cold]
+fn arg_error(msg: String) -> PyErr {
+    PyErr::new::<KadoError, _>(msg)
+}
+
+fn message_type(msg_type: i64) -> PyResult<MessageType> {
+    u8::try_from(msg_type).ok().and_then(MessageType::from_u8).ok_or_else(|| {
+        Python::attach(|py| {
+            crate::errors::to_pyerr(
+                py,
+                Error::new(
+                    Format::Kado,
+                    "KADO_UNKNOWN_TYPE",
+                    format!("unknown message type {msg_type} (expected 1..=8, INSTRUCTION to CONTEXT_RESPONSE)"),
+                ),
+            )
+        })
+    })
+}
+
+fn u32_arg(name: &str, v: i64) -> PyResult<u32> {
+    u32::try_from(v).map_err(|_| arg_error(format!("{name} must be in 0..=4294967295, got {v}")))
+}
+
+fn timestamp_arg(ts: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
+    match ts {
+        None => Ok(kado::now_ms()),
+        Some(t) if t.is_none() => Ok(kado::now_ms()),
+        Some(t) => t
+            .extract::<u64>()
+            .map_err(|_| arg_error(format!("timestamp must be an int in 0..2**64, got {}", t.repr().map(|r| r.to_string()).unwrap_or_default()))),
+    }
+}
+
+/// Encode a frame: JSON as `JSON.stringify` writes it, compressed when the
+/// TypeScript encoder would compress.
+#[pyfunction]
+#[pyo3(signature = (msg_type, data, sequence_id, timestamp=None))]
+fn encode<'py>(
+    py: Python<'py>,
+    msg_type: i64,
+    data: &Bound<'py, PyAny>,
+    sequence_id: i64,
+    timestamp: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let t = message_type(msg_type)?;
+    let seq = u32_arg("sequence_id", sequence_id)?;
+    let ts = timestamp_arg(timestamp)?;
+    with_scratch(|buf, scratch| {
+        buf.extend_from_slice(&[0u8; HEADER_SIZE]);
+        pyjson::write(buf, data)?;
+        let frame = kado::finish_frame_with(buf, scratch, t, seq, ts).py_err(py)?;
+        Ok(PyBytes::new(py, frame))
+    })
+}
+
+thread_local! {
+    /// Buffers kept between `encode` calls: a large payload then costs no
+    /// fresh allocation (and, past the allocator's mmap threshold, no page
+    /// faults) on every call.
+    static SCRATCH: std::cell::RefCell<(Vec<u8>, Vec<u8>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// Run `f` with the two cleared scratch buffers (fresh ones if a re-entrant
+/// call holds them: serializing can run Python code).
+fn with_scratch<R>(f: impl FnOnce(&mut Vec<u8>, &mut Vec<u8>) -> PyResult<R>) -> PyResult<R> {
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut pair) => {
+            let (buf, scratch) = &mut *pair;
+            buf.clear();
+            scratch.clear();
+            let r = f(buf, scratch);
+            // Do not keep more than 1 MiB around after a huge payload.
+            if buf.capacity() > 1 << 20 {
+                *buf = Vec::new();
+            }
+            if scratch.capacity() > 1 << 20 {
+                *scratch = Vec::new();
+            }
+            r
+        }
+        Err(_) => f(&mut Vec::with_capacity(HEADER_SIZE + 120), &mut Vec::new()),
+    })
+}
+
+/// The payload bytes `encode` would write before compression.
+#[pyfunction]
+fn encode_payload<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+    let mut buf = Vec::with_capacity(120);
+    pyjson::write(&mut buf, data)?;
+    Ok(PyBytes::new(py, &buf))
+}
+
+fn header_dict<'py>(py: Python<'py>, h: &Header) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item(intern!(py, "version"), h.version)?;
+    d.set_item(intern!(py, "type"), h.msg_type)?;
+    d.set_item(intern!(py, "payload_length"), h.payload_length)?;
+    d.set_item(intern!(py, "timestamp"), h.timestamp)?;
+    d.set_item(intern!(py, "sequence_id"), h.sequence_id)?;
+    Ok(d)
+}
+
+fn message_dict<'py>(py: Python<'py>, h: &Header, payload: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let d = PyDict::new(py);
+    d.set_item(intern!(py, "header"), header_dict(py, h)?)?;
+    d.set_item(intern!(py, "payload"), payload)?;
+    Ok(d.into_any())
+}
+
+fn parse_payload<'py>(py: Python<'py>, payload: &[u8], base: usize) -> PyResult<Bound<'py, PyAny>> {
+    kado::parse_payload(payload, base, &mut PyBuilder::new(py)).map_err(|e| e.into_pyerr(py))
+}
+
+/// Decode a frame into `{"header": {...}, "payload": value}`. Bytes after the
+/// frame are ignored.
+#[pyfunction]
+fn decode<'py>(py: Python<'py>, buffer: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    with_bytes(buffer, |b| {
+        let (header, payload) = kado::decode_raw(b).py_err(py)?;
+        let base = if matches!(payload, Cow::Borrowed(_)) { HEADER_SIZE } else { 0 };
+        let value = parse_payload(py, &payload, base)?;
+        message_dict(py, &header, value)
+    })
+}
+
+/// Decode a frame without parsing its JSON: `{"header": {...}, "payload":
+/// bytes}` with the payload decompressed.
+#[pyfunction]
+fn decode_raw<'py>(py: Python<'py>, buffer: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    with_bytes(buffer, |b| {
+        let (header, payload) = kado::decode_raw(b).py_err(py)?;
+        message_dict(py, &header, PyBytes::new(py, &payload).into_any())
+    })
+}
+
+#[pyfunction]
+#[pyo3(signature = (msg_type, payload_length, sequence_id, timestamp=None))]
+fn encode_header<'py>(
+    py: Python<'py>,
+    msg_type: i64,
+    payload_length: i64,
+    sequence_id: i64,
+    timestamp: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let t = message_type(msg_type)?;
+    let len = u32_arg("payload_length", payload_length)?;
+    let seq = u32_arg("sequence_id", sequence_id)?;
+    let ts = timestamp_arg(timestamp)?;
+    Ok(PyBytes::new(py, &Header::new(t, len, ts, seq).to_bytes()))
+}
+
+#[pyfunction]
+fn decode_header<'py>(py: Python<'py>, buffer: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
+    with_bytes(buffer, |b| header_dict(py, &kado::decode_header(b).py_err(py)?))
+}
+
+#[pyfunction]
+fn validate(buffer: &Bound<'_, PyAny>) -> PyResult<bool> {
+    with_bytes(buffer, |b| Ok(kado::validate(b)))
+}
+
+#[pyfunction]
+fn compress<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    with_bytes(data, |b| match kado::compress(b) {
+        Cow::Borrowed(_) if data.is_exact_instance_of::<PyBytes>() => Ok(data.clone()),
+        c => Ok(PyBytes::new(py, &c).into_any()),
+    })
+}
+
+#[pyfunction]
+fn decompress<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    with_bytes(data, |b| match kado::decompress(b).py_err(py)? {
+        Cow::Borrowed(_) if data.is_exact_instance_of::<PyBytes>() => Ok(data.clone()),
+        c => Ok(PyBytes::new(py, &c).into_any()),
+    })
+}
+
+#[pyfunction]
+fn is_compressed(data: &Bound<'_, PyAny>) -> PyResult<bool> {
+    with_bytes(data, |b| Ok(kado::is_compressed(b)))
+}
+
+/// Streaming decoder over the core `FrameDecoder`.
+#[pyclass(module = "polywire.kado", name = "FrameDecoder")]
+struct FrameDecoder {
+    inner: kado::FrameDecoder,
+    raw: bool,
+    /// An error found after some frames of a `feed` call were complete: those
+    /// frames are returned and the error is raised by the next call.
+    pending_error: Option<Error>,
+}
+
+#[pymethods]
+impl FrameDecoder {
+    #[new]
+    #[pyo3(signature = (max_frame_size=kado::DEFAULT_MAX_FRAME_SIZE, *, raw=false))]
+    fn new(max_frame_size: usize, raw: bool) -> PyResult<Self> {
+        if max_frame_size < HEADER_SIZE {
+            return Err(arg_error(format!("max_frame_size must be at least {HEADER_SIZE}, got {max_frame_size}")));
+        }
+        Ok(FrameDecoder { inner: kado::FrameDecoder::with_max_frame_size(max_frame_size), raw, pending_error: None })
+    }
+
+    /// Feed bytes; returns the frames completed by them, in order.
+    fn feed<'py>(&mut self, py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+        if let Some(e) = self.pending_error.take() {
+            self.inner.fail(e.clone());
+            return Err(crate::errors::to_pyerr(py, e));
+        }
+        with_bytes(data, |b| {
+            self.inner.push(b);
+            Ok(())
+        })?;
+        let out = PyList::empty(py);
+        loop {
+            let frame = match self.inner.next_frame() {
+                Ok(Some(f)) => f,
+                Ok(None) => break,
+                Err(e) => return self.fail_after(py, out, e),
+            };
+            let payload = if self.raw {
+                PyBytes::new(py, &frame.payload).into_any()
+            } else {
+                let base = if frame.compressed { 0 } else { frame.offset as usize + HEADER_SIZE };
+                match kado::parse_payload(&frame.payload, base, &mut PyBuilder::new(py)) {
+                    Ok(v) => v,
+                    Err(pyjson::BuildError::Codec(e)) => return self.fail_after(py, out, e),
+                    Err(pyjson::BuildError::Py(e)) => return Err(e),
+                }
+            };
+            out.append(message_dict(py, &frame.header, payload)?)?;
+        }
+        Ok(out)
+    }
+
+    /// Call at end of stream: raises if a partial frame is left over.
+    fn finish(&self, py: Python<'_>) -> PyResult<()> {
+        if let Some(e) = &self.pending_error {
+            return Err(crate::errors::to_pyerr(py, e.clone()));
+        }
+        self.inner.finish().py_err(py)
+    }
+
+    /// Bytes buffered towards the next frame.
+    #[getter]
+    fn buffered(&self) -> usize {
+        self.inner.buffered()
+    }
+
+    /// Stream offset just after the last complete frame.
+    #[getter]
+    fn position(&self) -> u64 {
+        self.inner.position()
+    }
+
+    #[getter]
+    fn max_frame_size(&self) -> usize {
+        self.inner.max_frame_size()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "FrameDecoder(max_frame_size={}, raw={}, buffered={})",
+            self.inner.max_frame_size(),
+            if self.raw { "True" } else { "False" },
+            self.inner.buffered()
+        )
+    }
+}
+
+impl FrameDecoder {
+    fn fail_after<'py>(&mut self, py: Python<'py>, done: Bound<'py, PyList>, e: Error) -> PyResult<Bound<'py, PyList>> {
+        self.inner.fail(e.clone());
+        if done.is_empty() {
+            Err(crate::errors::to_pyerr(py, e))
+        } else {
+            self.pending_error = Some(e);
+            Ok(done)
+        }
+    }
+}

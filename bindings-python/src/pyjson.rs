@@ -1,0 +1,419 @@
+//! Python objects <-> JSON text, without an intermediate tree (the orjson and
+//! jiter way): the writer walks Python objects dispatching on the exact type
+//! pointer, most frequent types first, and the builder creates Python objects
+//! as the core parser reports values.
+//!
+//! The text written is what `JSON.stringify` writes for the same value (see
+//! `polywire::json`): `1.0` is written `1`, NaN and infinities `null`, keys
+//! that are array indices first. Python ints of any size are written exactly.
+
+use polywire::json::{self, Builder};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat, PyString};
+use std::os::raw::c_int;
+use std::ptr::addr_of_mut;
+use std::vec::Drain;
+
+// ---------------------------------------------------------------- writing
+
+/// Append the JSON text of `obj` to `out`.
+pub fn write(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>) -> PyResult<()> {
+    write_obj(out, obj.as_ptr(), obj.py(), 0)
+}
+
+#[inline]
+fn write_obj(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, py: Python<'_>, depth: usize) -> PyResult<()> {
+    unsafe {
+        let tp = ffi::Py_TYPE(ptr);
+        if tp == addr_of_mut!(ffi::PyUnicode_Type) {
+            write_pystr(out, ptr, py)
+        } else if tp == addr_of_mut!(ffi::PyLong_Type) {
+            write_int(out, ptr, py)
+        } else if tp == addr_of_mut!(ffi::PyBool_Type) {
+            out.extend_from_slice(if ptr == ffi::Py_True() { b"true" } else { b"false" });
+            Ok(())
+        } else if ptr == ffi::Py_None() {
+            out.extend_from_slice(b"null");
+            Ok(())
+        } else if tp == addr_of_mut!(ffi::PyFloat_Type) {
+            json::write_f64(out, ffi::PyFloat_AS_DOUBLE(ptr));
+            Ok(())
+        } else if tp == addr_of_mut!(ffi::PyList_Type) {
+            write_list(out, ptr, py, depth)
+        } else if tp == addr_of_mut!(ffi::PyDict_Type) {
+            write_dict(out, ptr, py, depth)
+        } else {
+            write_other(out, ptr, py, depth)
+        }
+    }
+}
+
+/// Subclasses (IntEnum, str enums, OrderedDict, ...), tuples and errors.
+#[cold]
+#[inline(never)]
+fn write_other(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, py: Python<'_>, depth: usize) -> PyResult<()> {
+    unsafe {
+        if ffi::PyBool_Check(ptr) != 0 {
+            out.extend_from_slice(if ptr == ffi::Py_True() { b"true" } else { b"false" });
+            Ok(())
+        } else if ffi::PyLong_Check(ptr) != 0 {
+            write_int(out, ptr, py)
+        } else if ffi::PyUnicode_Check(ptr) != 0 {
+            write_pystr(out, ptr, py)
+        } else if ffi::PyFloat_Check(ptr) != 0 {
+            json::write_f64(out, ffi::PyFloat_AsDouble(ptr));
+            Ok(())
+        } else if ffi::PyList_Check(ptr) != 0 {
+            write_list(out, ptr, py, depth)
+        } else if ffi::PyTuple_Check(ptr) != 0 {
+            enter(depth)?;
+            out.push(b'[');
+            let n = ffi::PyTuple_GET_SIZE(ptr);
+            for i in 0..n {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_obj(out, ffi::PyTuple_GET_ITEM(ptr, i), py, depth + 1)?;
+            }
+            out.push(b']');
+            Ok(())
+        } else if ffi::PyDict_Check(ptr) != 0 {
+            write_dict(out, ptr, py, depth)
+        } else {
+            let obj = Bound::from_borrowed_ptr(py, ptr);
+            Err(PyTypeError::new_err(format!("Object of type {} is not JSON serializable", type_name(&obj))))
+        }
+    }
+}
+
+pub fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into())
+}
+
+#[inline]
+fn enter(depth: usize) -> PyResult<()> {
+    if depth >= json::MAX_DEPTH {
+        Err(PyValueError::new_err(format!(
+            "nesting deeper than {} levels (circular reference?)",
+            json::MAX_DEPTH
+        )))
+    } else {
+        Ok(())
+    }
+}
+
+#[inline]
+unsafe fn write_list(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, py: Python<'_>, depth: usize) -> PyResult<()> {
+    enter(depth)?;
+    out.push(b'[');
+    // Re-read the size each time: the list could shrink if writing an item
+    // ran Python code (it cannot here, but stay safe).
+    let mut i = 0;
+    while i < ffi::PyList_GET_SIZE(ptr) {
+        if i > 0 {
+            out.push(b',');
+        }
+        let item = ffi::PyList_GET_ITEM(ptr, i);
+        ffi::Py_INCREF(item);
+        let r = write_obj(out, item, py, depth + 1);
+        ffi::Py_DECREF(item);
+        r?;
+        i += 1;
+    }
+    out.push(b']');
+    Ok(())
+}
+
+/// Borrow the UTF-8 form of a `str` (cached by CPython; free for compact
+/// ASCII). `None` when it holds lone surrogates.
+#[inline]
+unsafe fn pystr_utf8<'a>(ptr: *mut ffi::PyObject) -> Option<&'a str> {
+    let mut size: ffi::Py_ssize_t = 0;
+    let data = ffi::PyUnicode_AsUTF8AndSize(ptr, &mut size);
+    if data.is_null() {
+        ffi::PyErr_Clear();
+        return None;
+    }
+    Some(std::str::from_utf8_unchecked(std::slice::from_raw_parts(data as *const u8, size as usize)))
+}
+
+#[inline]
+unsafe fn write_pystr(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, py: Python<'_>) -> PyResult<()> {
+    match pystr_utf8(ptr) {
+        Some(s) => {
+            json::write_str(out, s);
+            Ok(())
+        }
+        None => write_surrogates(out, ptr, py),
+    }
+}
+
+/// A `str` with lone surrogates: written with `\udxxx` escapes for them, as
+/// `JSON.stringify` writes a JavaScript string holding them.
+#[cold]
+unsafe fn write_surrogates(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, py: Python<'_>) -> PyResult<()> {
+    let s = Bound::from_borrowed_ptr(py, ptr);
+    let encoded = s.call_method1("encode", ("utf-16-le", "surrogatepass"))?;
+    let bytes = encoded.cast::<pyo3::types::PyBytes>()?.as_bytes();
+    let units = bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]));
+    let mut text = String::new();
+    let mut tmp = Vec::new();
+    let mut flush = |text: &mut String, out: &mut Vec<u8>| {
+        tmp.clear();
+        json::write_str(&mut tmp, text);
+        out.extend_from_slice(&tmp[1..tmp.len() - 1]);
+        text.clear();
+    };
+    out.push(b'"');
+    for r in char::decode_utf16(units) {
+        match r {
+            Ok(c) => text.push(c),
+            Err(e) => {
+                flush(&mut text, out);
+                json::write_lone_surrogate(out, e.unpaired_surrogate());
+            }
+        }
+    }
+    flush(&mut text, out);
+    out.push(b'"');
+    Ok(())
+}
+
+#[inline]
+unsafe fn write_int(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, py: Python<'_>) -> PyResult<()> {
+    let mut overflow: c_int = 0;
+    let v = ffi::PyLong_AsLongLongAndOverflow(ptr, &mut overflow);
+    if overflow == 0 {
+        if v == -1 && !ffi::PyErr_Occurred().is_null() {
+            return Err(PyErr::fetch(py));
+        }
+        json::write_i64(out, v);
+        Ok(())
+    } else {
+        // Any size, written exactly.
+        let obj = Bound::from_borrowed_ptr(py, ptr);
+        let digits = py.get_type::<pyo3::types::PyInt>().call1((obj,))?.str()?;
+        out.extend_from_slice(digits.to_str()?.as_bytes());
+        Ok(())
+    }
+}
+
+unsafe fn write_dict(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, py: Python<'_>, depth: usize) -> PyResult<()> {
+    enter(depth)?;
+    let start = out.len();
+    out.push(b'{');
+    let mut pos: ffi::Py_ssize_t = 0;
+    let mut key: *mut ffi::PyObject = std::ptr::null_mut();
+    let mut value: *mut ffi::PyObject = std::ptr::null_mut();
+    let mut first = true;
+    while ffi::PyDict_Next(ptr, &mut pos, &mut key, &mut value) != 0 {
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+        let key_start = out.len();
+        write_key(out, key, py)?;
+        // A key that JavaScript would enumerate first: redo this object in
+        // JavaScript's order (rare; costs a second pass).
+        if matches!(out.get(key_start + 1), Some(b'0'..=b'9'))
+            && json::array_index(std::str::from_utf8_unchecked(&out[key_start + 1..out.len() - 1])).is_some()
+        {
+            out.truncate(start);
+            return write_dict_js_order(out, ptr, py, depth);
+        }
+        out.push(b':');
+        ffi::Py_INCREF(value);
+        let r = write_obj(out, value, py, depth + 1);
+        ffi::Py_DECREF(value);
+        r?;
+    }
+    out.push(b'}');
+    Ok(())
+}
+
+#[cold]
+unsafe fn write_dict_js_order(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, py: Python<'_>, depth: usize) -> PyResult<()> {
+    let dict = Bound::from_borrowed_ptr(py, ptr).cast_into::<pyo3::types::PyDict>()?;
+    let mut entries: Vec<(Vec<u8>, Bound<'_, PyAny>)> = Vec::with_capacity(dict.len());
+    for (k, v) in dict.iter() {
+        let mut kb = Vec::new();
+        write_key(&mut kb, k.as_ptr(), py)?;
+        entries.push((kb, v));
+    }
+    let order = json::js_key_order(entries.iter().map(|(k, _)| std::str::from_utf8_unchecked(&k[1..k.len() - 1])));
+    out.push(b'{');
+    for n in 0..entries.len() {
+        let (k, v) = &entries[order.as_ref().map_or(n, |o| o[n])];
+        if n > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(k);
+        out.push(b':');
+        write_obj(out, v.as_ptr(), py, depth + 1)?;
+    }
+    out.push(b'}');
+    Ok(())
+}
+
+/// Keys as `json.dumps` accepts them (str, int, float, bool, None), written
+/// as the string JavaScript would use for the property.
+#[inline]
+unsafe fn write_key(out: &mut Vec<u8>, key: *mut ffi::PyObject, py: Python<'_>) -> PyResult<()> {
+    if ffi::PyUnicode_Check(key) != 0 {
+        return write_pystr(out, key, py);
+    }
+    let mut tmp = Vec::new();
+    if ffi::PyBool_Check(key) != 0 {
+        tmp.extend_from_slice(if key == ffi::Py_True() { b"true" } else { b"false" });
+    } else if ffi::PyLong_Check(key) != 0 {
+        write_int(&mut tmp, key, py)?;
+    } else if ffi::PyFloat_Check(key) != 0 {
+        let f = ffi::PyFloat_AsDouble(key);
+        // JavaScript's property name for the number (NaN -> "NaN").
+        if f.is_nan() {
+            tmp.extend_from_slice(b"NaN");
+        } else if f.is_infinite() {
+            tmp.extend_from_slice(if f > 0.0 { b"Infinity" } else { b"-Infinity" });
+        } else {
+            json::write_f64(&mut tmp, f);
+        }
+    } else if key == ffi::Py_None() {
+        tmp.extend_from_slice(b"null");
+    } else {
+        let obj = Bound::from_borrowed_ptr(py, key);
+        return Err(PyTypeError::new_err(format!(
+            "keys must be str, int, float, bool or None, not {}",
+            type_name(&obj)
+        )));
+    }
+    json::write_str(out, std::str::from_utf8_unchecked(&tmp));
+    Ok(())
+}
+
+// ---------------------------------------------------------------- reading
+
+/// Error type for building: a Python exception raised while creating an
+/// object, or a codec error from the parser.
+pub enum BuildError {
+    Py(PyErr),
+    Codec(polywire::Error),
+}
+
+impl From<polywire::Error> for BuildError {
+    fn from(e: polywire::Error) -> Self {
+        BuildError::Codec(e)
+    }
+}
+
+impl From<PyErr> for BuildError {
+    fn from(e: PyErr) -> Self {
+        BuildError::Py(e)
+    }
+}
+
+impl BuildError {
+    pub fn into_pyerr(self, py: Python<'_>) -> PyErr {
+        match self {
+            BuildError::Py(e) => e,
+            BuildError::Codec(e) => crate::errors::to_pyerr(py, e),
+        }
+    }
+}
+
+/// Builds Python objects directly from parser events.
+pub struct PyBuilder<'py> {
+    py: Python<'py>,
+}
+
+impl<'py> PyBuilder<'py> {
+    pub fn new(py: Python<'py>) -> Self {
+        PyBuilder { py }
+    }
+}
+
+/// A new `str`; ASCII takes the fast path (allocate with max char 127 and
+/// copy) instead of UTF-8 decoding.
+#[inline]
+pub fn new_str<'py>(py: Python<'py>, s: &str) -> PyResult<Bound<'py, PyAny>> {
+    if s.is_ascii() {
+        unsafe {
+            let ptr = ffi::PyUnicode_New(s.len() as ffi::Py_ssize_t, 127);
+            if ptr.is_null() {
+                return Err(PyErr::fetch(py));
+            }
+            std::ptr::copy_nonoverlapping(s.as_ptr(), ffi::PyUnicode_DATA(ptr) as *mut u8, s.len());
+            Ok(Bound::from_owned_ptr(py, ptr))
+        }
+    } else {
+        Ok(PyString::new(py, s).into_any())
+    }
+}
+
+impl<'py> Builder for PyBuilder<'py> {
+    type Value = Bound<'py, PyAny>;
+    type Key = Bound<'py, PyAny>;
+    type Error = BuildError;
+
+    #[inline]
+    fn null(&mut self) -> Result<Self::Value, BuildError> {
+        Ok(self.py.None().into_bound(self.py))
+    }
+    #[inline]
+    fn bool(&mut self, b: bool) -> Result<Self::Value, BuildError> {
+        Ok(PyBool::new(self.py, b).to_owned().into_any())
+    }
+    #[inline]
+    fn int(&mut self, i: i64) -> Result<Self::Value, BuildError> {
+        Ok(i.into_pyobject(self.py).map_err(|e| BuildError::Py(e.into()))?.into_any())
+    }
+    fn big_int(&mut self, digits: &str) -> Result<Self::Value, BuildError> {
+        Ok(self.py.get_type::<pyo3::types::PyInt>().call1((digits,))?)
+    }
+    #[inline]
+    fn float(&mut self, f: f64) -> Result<Self::Value, BuildError> {
+        Ok(PyFloat::new(self.py, f).into_any())
+    }
+    #[inline]
+    fn string(&mut self, s: &str) -> Result<Self::Value, BuildError> {
+        Ok(new_str(self.py, s)?)
+    }
+    #[inline]
+    fn key(&mut self, s: &str) -> Result<Self::Key, BuildError> {
+        // Keys repeat across objects: intern short ones so equal keys share
+        // one object (cheaper dict hashing and less memory).
+        if s.len() <= 64 {
+            Ok(pyo3::types::PyString::intern(self.py, s).into_any())
+        } else {
+            Ok(new_str(self.py, s)?)
+        }
+    }
+    fn array(&mut self, items: Drain<'_, Self::Value>) -> Result<Self::Value, BuildError> {
+        unsafe {
+            let list = ffi::PyList_New(items.len() as ffi::Py_ssize_t);
+            if list.is_null() {
+                return Err(PyErr::fetch(self.py).into());
+            }
+            for (i, item) in items.enumerate() {
+                ffi::PyList_SET_ITEM(list, i as ffi::Py_ssize_t, item.into_ptr());
+            }
+            Ok(Bound::from_owned_ptr(self.py, list))
+        }
+    }
+    fn object(&mut self, entries: Drain<'_, (Self::Key, Self::Value)>) -> Result<Self::Value, BuildError> {
+        unsafe {
+            let dict = ffi::PyDict_New();
+            if dict.is_null() {
+                return Err(PyErr::fetch(self.py).into());
+            }
+            let dict = Bound::from_owned_ptr(self.py, dict);
+            for (k, v) in entries {
+                if ffi::PyDict_SetItem(dict.as_ptr(), k.as_ptr(), v.as_ptr()) != 0 {
+                    return Err(PyErr::fetch(self.py).into());
+                }
+            }
+            Ok(dict)
+        }
+    }
+}

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Set up a fresh clone: a Python venv with polywire built from source
+# (`pip install .`), the Node package built from source (`npm install`), then a
+# short demo of frames crossing the Python/Node boundary both ways.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python3 -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q maturin pytest hypothesis
+.venv/bin/python -m pip install -q .
+if [ -f package-lock.json ] && [ "${CI:-}" = "true" ]; then npm ci --no-audit --no-fund; else npm install --no-audit --no-fund; fi
+.venv/bin/python examples/demo.py
