@@ -8,6 +8,7 @@
 mod buffer;
 mod errors;
 mod kado;
+mod kameo;
 mod pyjson;
 
 use pyo3::prelude::*;
@@ -17,6 +18,7 @@ fn _polywire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     errors::register(m)?;
     kado::register(m)?;
+    kameo::register(m)?;
     Ok(())
 }
 

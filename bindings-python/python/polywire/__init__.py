@@ -4,6 +4,8 @@ Submodules, one per format:
 
 - ``polywire.kado``: Kado frames (the "TOON protocol" binary framing between the Kado
   orchestrator and its ai-engine).
+- ``polywire.kameo``: Kameo remote actors (the Rust ``kameo`` crate's CBOR messaging,
+  MessagePack payloads, registry records and ids).
 
 Every error raised for bad input is a :class:`PolywireError` (a ``ValueError``) with
 ``code`` (a stable string), ``offset`` (byte offset or ``None``), ``line`` and ``column``.
