@@ -5,6 +5,7 @@ const errors = require('./errors.js')
 
 module.exports = {
   kado: require('./kado.js'),
+  kameo: require('./kameo.js'),
   PolywireError: errors.PolywireError,
   KadoError: errors.KadoError,
   TetherError: errors.TetherError,

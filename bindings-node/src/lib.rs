@@ -7,3 +7,4 @@
 
 mod errors;
 mod kado;
+mod kameo;
