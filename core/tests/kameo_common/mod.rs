@@ -16,7 +16,7 @@ pub fn hex(b: &[u8]) -> String {
 
 pub fn unhex(s: &str) -> Vec<u8> {
     let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
-    assert!(s.len() % 2 == 0, "odd hex length: {s}");
+    assert_eq!(s.len() & 1, 0, "odd hex length: {s}");
     (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex")).collect()
 }
 

@@ -236,6 +236,7 @@ fn to_p_infallible(e: &KInfallible) -> Infallible {
     match *e {}
 }
 
+#[allow(clippy::ptr_arg)] // used as `fn(&E)` with `E = Vec<u8>`
 fn clone_bytes(b: &Vec<u8>) -> Vec<u8> {
     b.clone()
 }

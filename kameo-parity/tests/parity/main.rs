@@ -229,7 +229,7 @@ fn agree_response(input: &[u8]) -> bool {
 pub struct XorShift(pub u64);
 
 impl XorShift {
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x << 13;
         x ^= x >> 7;
@@ -238,7 +238,7 @@ impl XorShift {
         x
     }
     pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
+        (self.next_u64() % n.max(1) as u64) as usize
     }
 }
 
@@ -264,7 +264,7 @@ fn mutate(rng: &mut XorShift, seed: &[u8], round: usize) -> Vec<u8> {
                 b.remove(i);
             }
             4 => b.truncate(i),
-            _ => b.push(rng.next() as u8),
+            _ => b.push(rng.next_u64() as u8),
         }
         if b.is_empty() {
             b.push(0xA1);
@@ -376,7 +376,7 @@ fn peer_ids() -> J {
     let mut rng = XorShift(0x2545_F491_4F6C_DD1D);
     let alphabet = b"123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz0OIl+";
     for _ in 0..3000 {
-        let mut bytes: Vec<u8> = (0..rng.below(80)).map(|_| rng.next() as u8).collect();
+        let mut bytes: Vec<u8> = (0..rng.below(80)).map(|_| rng.next_u64() as u8).collect();
         if rng.below(2) == 0 && bytes.len() > 2 {
             bytes[0] = [0x00, 0x12, 0x13, 0x80, 0x92][rng.below(5)];
             bytes[1] = (bytes.len() - 2) as u8 ^ (rng.below(4) == 0) as u8;
