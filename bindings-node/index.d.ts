@@ -9,6 +9,30 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/**
+ * The sans-IO session; the JS `Session` wraps it. Results are JSON text;
+ * message bodies inside them (`body`) are the encoded JSON text.
+ */
+export declare class AxonSession {
+  /** `config`: `{localId, protocolVersions?, features?, agentName?, expectedPeer?, replayWindowMs?, replayCapacity?}` as JSON. */
+  constructor(configJson: string)
+  /** `{body, route, envelope}` of the hello to send. */
+  hello(to: string, nowMs?: number | undefined | null): string
+  /** `{body, route, envelope}` of a message to send. */
+  send(envelopeJson: string, nowMs?: number | undefined | null): string
+  /** What to do with a received body (see `Inbound` in axon.d.ts). */
+  receive(data: Uint8Array, stream: string, nowMs?: number | undefined | null): string
+  expire(nowMs?: number | undefined | null): string
+  forget(id: string): string | null
+  get localId(): string
+  get ready(): boolean
+  get peer(): string | null
+  get version(): number | null
+  get peerFeatures(): Array<string> | null
+  /** Pending requests, oldest first, as JSON. */
+  get pending(): string
+}
+
 /** Streaming decoder state; the JS `FrameDecoder` wraps it. */
 export declare class KadoFrameDecoder {
   constructor(maxFrameSize?: number | undefined | null, raw?: boolean | undefined | null)
@@ -29,6 +53,37 @@ export declare class KadoFrameDecoder {
   get position(): number
   get maxFrameSize(): number
 }
+
+export declare function axonAgentId(publicKey: Uint8Array): string
+
+export declare function axonAgentIdFromSeed(seed: Uint8Array): string
+
+export declare function axonDecode(data: Uint8Array, fillDefaults?: boolean | undefined | null): string
+
+/** Validate an envelope (JSON text) and encode it: the message body text. */
+export declare function axonEncode(envelopeJson: string): string
+
+export declare function axonEnvelope(from: string, to: string, kind: string, payloadJson: string, refId?: string | undefined | null, id?: string | undefined | null, ts?: number | undefined | null): string
+
+export declare function axonErrorEnvelope(requestJson: string, code: string, message: string, retryable?: boolean | undefined | null, id?: string | undefined | null, ts?: number | undefined | null): string
+
+export declare function axonIsAgentId(s: string): boolean
+
+/** `{kind: {required, expectsResponse, responseKinds, laterResponses, stream, fields}}` as JSON. */
+export declare function axonKindRules(): string
+
+export declare function axonNegotiate(localVersions: Array<number>, remoteVersions: Array<number>): number
+
+/** `{kind: {field: default}}` as JSON. */
+export declare function axonPayloadDefaults(): string
+
+export declare function axonPublicKeyFromSeed(seed: Uint8Array): Buffer
+
+export declare function axonReply(requestJson: string, kind: string, payloadJson: string, id?: string | undefined | null, ts?: number | undefined | null): string
+
+export declare function axonSameAgent(a: string, b: string): boolean
+
+export declare function axonValidate(envelopeJson: string, fillDefaults?: boolean | undefined | null): string
 
 export declare function kadoCheckHeader(buf: Uint8Array): void
 
@@ -134,3 +189,32 @@ export declare function kameoRemoteActorId(modulePath: string, ident: string): s
 export declare function kameoRemoteMessageId(crateName: string, crateMajor: number, modulePath: string, messageType: string, actorType: string, implGenerics?: string | undefined | null): string
 
 export declare function kameoUnpack(data: Uint8Array): string
+
+export declare function tetherDecode(data: Uint8Array, latin1?: boolean | undefined | null, maxDepth?: number | undefined | null): string
+
+/** `{"uuid": string | null, "result": typed}`. */
+export declare function tetherDecodeAnswer(data: Uint8Array, latin1?: boolean | undefined | null, maxDepth?: number | undefined | null): string
+
+export declare function tetherDecodeHandshake(data: Uint8Array): number
+
+/** `{"uuid", "receiver", "selector", "arguments": [typed]}`. */
+export declare function tetherDecodeMessageSend(data: Uint8Array, latin1?: boolean | undefined | null, maxDepth?: number | undefined | null): string
+
+export declare function tetherDecodeResultHex(hex: string, latin1?: boolean | undefined | null): string
+
+export declare function tetherEncode(typed: string, latin1?: boolean | undefined | null, maxDepth?: number | undefined | null): Buffer
+
+export declare function tetherEncodeAnswer(typed: string, uuid?: string | undefined | null, latin1?: boolean | undefined | null, maxDepth?: number | undefined | null): Buffer
+
+export declare function tetherEncodeHandshake(exposureHash: number): Buffer
+
+export declare function tetherEncodeMessageSend(receiver: number, selector: string, argumentsTyped: string, uuid?: string | undefined | null, latin1?: boolean | undefined | null, maxDepth?: number | undefined | null): Buffer
+
+export declare function tetherFromHex(hex: string, words?: boolean | undefined | null): Buffer
+
+export declare function tetherReadToolResult(output: string, latin1?: boolean | undefined | null): string
+
+export declare function tetherToHex(data: Uint8Array): string
+
+/** The `send` tool's arguments as JSON text. */
+export declare function tetherToolArguments(receiverTyped: string, selector: string, argumentsTyped: string, latin1?: boolean | undefined | null): string

@@ -1,3 +1,5 @@
 export * as kado from './kado'
+export * as tether from './tether'
+export * as axon from './axon'
 export * as kameo from './kameo'
 export { PolywireError, KadoError, TetherError, AxonError, KameoError } from './errors'

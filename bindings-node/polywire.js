@@ -5,6 +5,8 @@ const errors = require('./errors.js')
 
 module.exports = {
   kado: require('./kado.js'),
+  tether: require('./tether.js'),
+  axon: require('./axon.js'),
   kameo: require('./kameo.js'),
   PolywireError: errors.PolywireError,
   KadoError: errors.KadoError,

@@ -5,6 +5,8 @@
 //! API, do the JSON transcoding where it measures faster than converting
 //! values through N-API, and turn native errors into typed error classes.
 
+mod axon;
 mod errors;
 mod kado;
+mod tether;
 mod kameo;

@@ -7,9 +7,11 @@
 
 mod buffer;
 mod errors;
+mod axon;
 mod kado;
 mod kameo;
 mod pyjson;
+mod tether;
 
 use pyo3::prelude::*;
 
@@ -18,6 +20,8 @@ fn _polywire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     errors::register(m)?;
     kado::register(m)?;
+    tether::register(m)?;
+    axon::register(m)?;
     kameo::register(m)?;
     Ok(())
 }

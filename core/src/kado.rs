@@ -291,7 +291,7 @@ pub fn compress(data: &[u8]) -> Cow<'_, [u8]> {
     let mut out = Vec::with_capacity(data.len());
     out.push(MAGIC_COMPRESSED);
     rle_encode_into(data, &mut out);
-    if out.len() - 1 >= data.len() {
+    if out.len() > data.len() {
         Cow::Borrowed(data)
     } else {
         Cow::Owned(out)

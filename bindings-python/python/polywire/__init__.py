@@ -4,6 +4,8 @@ Submodules, one per format:
 
 - ``polywire.kado``: Kado frames (the "TOON protocol" binary framing between the Kado
   orchestrator and its ai-engine).
+- ``polywire.tether``: Tether, Caffeine's 32-bit tagged object encoding.
+- ``polywire.axon``: AXON v2 agent-to-agent JSON envelopes.
 - ``polywire.kameo``: Kameo remote actors (the Rust ``kameo`` crate's CBOR messaging,
   MessagePack payloads, registry records and ids).
 

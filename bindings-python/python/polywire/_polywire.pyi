@@ -25,4 +25,6 @@ class AxonError(PolywireError): ...
 class KameoError(PolywireError): ...
 
 kado: ModuleType
+tether: ModuleType
+axon: ModuleType
 kameo: ModuleType

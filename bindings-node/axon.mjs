@@ -1,0 +1,30 @@
+import axon from './axon.js'
+
+export const {
+  PROTOCOL_VERSION,
+  MAX_MESSAGE_SIZE,
+  REPLAY_WINDOW_MS,
+  DEFAULT_DEADLINE_MS,
+  ERROR_CODES,
+  KIND_RULES,
+  KINDS,
+  REQUIRED_KINDS,
+  OPTIONAL_KINDS,
+  PAYLOAD_DEFAULTS,
+  decode,
+  encode,
+  validate,
+  envelope,
+  reply,
+  errorEnvelope,
+  agentId,
+  agentIdFromSeed,
+  publicKeyFromSeed,
+  isAgentId,
+  sameAgent,
+  negotiate,
+  Session,
+  AxonError,
+  PolywireError,
+} = axon
+export default axon

@@ -1,0 +1,84 @@
+import uuid as _uuid
+from typing import Any, Final, NamedTuple, Optional, Sequence, Union
+
+from polywire._polywire import TetherError as TetherError
+
+_Bytes = bytes | bytearray | memoryview
+TetherValue = Union[int, bool, None, str, "Symbol", bytes, bytearray, memoryview, Sequence[Any], _uuid.UUID, "Proxy"]
+
+MAX_SMALL_INTEGER: Final[int]
+"""0x1FFFFFFF: the largest int with an encoding."""
+MAX_EXPOSURE_HASH: Final[int]
+"""0x0FFFFFFE: the largest exposure hash a proxy word can carry."""
+DEFAULT_MAX_DEPTH: Final[int]
+"""256: the deepest Array nesting accepted by default."""
+
+class Symbol:
+    """A Smalltalk Symbol; equal (and hashed) by name."""
+
+    def __init__(self, name: str) -> None: ...
+    @property
+    def name(self) -> str: ...
+
+class Proxy:
+    """A remote object reference by exposure hash (0..MAX_EXPOSURE_HASH); equal by hash."""
+
+    def __init__(self, exposure_hash: int) -> None: ...
+    @property
+    def exposure_hash(self) -> int: ...
+
+class MessageSend(NamedTuple):
+    uuid: _uuid.UUID
+    receiver: int
+    """The receiver's exposure hash."""
+    selector: str
+    arguments: list[Any]
+
+class Answer(NamedTuple):
+    uuid: Optional[_uuid.UUID]
+    """The send's UUID (wire form), or None (the MCP tool's form)."""
+    result: Any
+
+def encode(value: TetherValue, latin1: bool = False, max_depth: int = 256) -> bytes:
+    """Encode one value. ``latin1=True``: one byte per character (U+0000..U+00FF)."""
+
+def decode(data: _Bytes, latin1: bool = False, max_depth: int = 256) -> Any:
+    """Decode exactly one value; leftover bytes are an error."""
+
+def encode_message_send(
+    receiver: Union[int, Proxy],
+    selector: Union[str, Symbol],
+    arguments: Sequence[TetherValue],
+    uuid: Optional[Union[_uuid.UUID, str]] = None,
+    latin1: bool = False,
+    max_depth: int = 256,
+) -> bytes:
+    """A message-send frame; ``receiver`` is the exposure hash (or a Proxy); a random UUID
+    when ``uuid`` is None."""
+
+def decode_message_send(data: _Bytes, *, latin1: bool = False, max_depth: int = 256) -> MessageSend: ...
+def encode_answer(value: TetherValue, uuid: Optional[Union[_uuid.UUID, str]] = None, latin1: bool = False, max_depth: int = 256) -> bytes:
+    """An answer frame: with ``uuid`` the wire form, without it the MCP tool's form."""
+
+def decode_answer(data: _Bytes, *, latin1: bool = False, max_depth: int = 256) -> Answer: ...
+def encode_handshake(exposure_hash: int) -> bytes:
+    """The one-word handshake ``0x60000001 + exposure_hash``."""
+
+def decode_handshake(data: _Bytes) -> int: ...
+def to_hex(data: _Bytes) -> str:
+    """Lowercase hex: 8 characters per 32-bit word."""
+
+def from_hex(hex: str, words: bool = True) -> bytes:
+    """Parse hex under the send tool's checklist: hex digits only and (with ``words``) a
+    length that is a multiple of 8; errors name the offending word. ``words=False``
+    accepts any whole number of bytes (Strings and ByteArrays are not padded)."""
+
+def tool_arguments(receiver: TetherValue, selector: str, arguments: Sequence[TetherValue], latin1: bool = False) -> dict[str, str]:
+    """The MCP ``send`` tool's ``{"receiver", "selector", "arguments"}``: receiver and the
+    arguments Array as hex, the selector as text."""
+
+def decode_result_hex(hex: str, latin1: bool = False) -> Any:
+    """The ``send`` tool's hex result -> value (answer tag optional)."""
+
+def read_tool_result(output: Union[dict[str, Any], str, _Bytes], latin1: bool = False) -> Any:
+    """The ``send`` tool's output ``{"result": "<hex>"}`` (a dict or JSON text) -> value."""

@@ -1,0 +1,577 @@
+//! `_polywire.axon`: AXON v2 envelopes, agent ids, negotiation, builders and
+//! the sans-IO session. The public wrapper is `polywire/axon.py`.
+//!
+//! Envelopes cross the boundary as dicts. Python values are converted to JSON
+//! values directly (a float stays a float: `1.0` is written `1.0`, as the Rust
+//! upstream writes it), and back (ints stay ints, floats floats).
+
+use crate::buffer::with_bytes;
+use crate::errors::{to_pyerr, IntoPyResult};
+use polywire::axon::{self, DecodeOptions, DropReason, Envelope, ErrorCode, Inbound, Kind, Pending, Route, StreamType};
+use polywire::{Error, Format};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use serde_json::{Map, Number, Value};
+
+pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
+    crate::submodule(parent, "axon", |m| {
+        m.add_class::<Session>()?;
+        m.add_function(wrap_pyfunction!(decode, m)?)?;
+        m.add_function(wrap_pyfunction!(encode, m)?)?;
+        m.add_function(wrap_pyfunction!(validate, m)?)?;
+        m.add_function(wrap_pyfunction!(envelope, m)?)?;
+        m.add_function(wrap_pyfunction!(reply, m)?)?;
+        m.add_function(wrap_pyfunction!(error_envelope, m)?)?;
+        m.add_function(wrap_pyfunction!(agent_id, m)?)?;
+        m.add_function(wrap_pyfunction!(agent_id_from_seed, m)?)?;
+        m.add_function(wrap_pyfunction!(public_key_from_seed, m)?)?;
+        m.add_function(wrap_pyfunction!(is_agent_id, m)?)?;
+        m.add_function(wrap_pyfunction!(same_agent, m)?)?;
+        m.add_function(wrap_pyfunction!(negotiate, m)?)?;
+        m.add_function(wrap_pyfunction!(kind_rules, m)?)?;
+        m.add_function(wrap_pyfunction!(payload_defaults, m)?)?;
+        m.add("PROTOCOL_VERSION", axon::PROTOCOL_VERSION)?;
+        m.add("MAX_MESSAGE_SIZE", axon::MAX_MESSAGE_SIZE)?;
+        m.add("REPLAY_WINDOW_MS", axon::REPLAY_WINDOW_MS)?;
+        m.add("REPLAY_CACHE_CAPACITY", axon::REPLAY_CACHE_CAPACITY)?;
+        m.add("DEFAULT_DEADLINE_MS", axon::DEFAULT_DEADLINE_MS)?;
+        Ok(())
+    })
+}
+
+#[cold]
+fn invalid(msg: String) -> Error {
+    Error::new(Format::Axon, ErrorCode::InvalidEnvelope.as_str(), msg)
+}
+
+// ---------------------------------------------------------------- values
+
+/// Python -> JSON value. Dict keys must be str; ints must fit 64 bits;
+/// floats must be finite.
+fn to_json(py: Python<'_>, obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
+    if let Ok(s) = obj.cast_exact::<PyString>() {
+        return Ok(Value::String(s.to_str()?.to_owned()));
+    }
+    if obj.is_instance_of::<PyBool>() {
+        return Ok(Value::Bool(obj.is_truthy()?));
+    }
+    if obj.is_instance_of::<PyInt>() {
+        if let Ok(i) = obj.extract::<i64>() {
+            return Ok(Value::from(i));
+        }
+        if let Ok(u) = obj.extract::<u64>() {
+            return Ok(Value::from(u));
+        }
+        return Err(to_pyerr(py, invalid(format!("the integer {} does not fit 64 bits; send it as a string", obj.str()?))));
+    }
+    if obj.is_none() {
+        return Ok(Value::Null);
+    }
+    if obj.is_instance_of::<PyFloat>() {
+        let f: f64 = obj.extract()?;
+        return Number::from_f64(f).map(Value::Number).ok_or_else(|| {
+            to_pyerr(py, invalid(format!("{f} is not a JSON number; send null or a string instead")))
+        });
+    }
+    if depth >= axon::MAX_DEPTH {
+        return Err(to_pyerr(py, invalid(format!("the value nests deeper than {} levels (is it circular?)", axon::MAX_DEPTH))));
+    }
+    if let Ok(d) = obj.cast::<PyDict>() {
+        let mut m = Map::with_capacity(d.len());
+        for (k, v) in d.iter() {
+            let key = k.cast::<PyString>().map_err(|_| {
+                to_pyerr(py, invalid(format!("object keys must be str, found {}", crate::pyjson::type_name(&k))))
+            })?;
+            m.insert(key.to_str()?.to_owned(), to_json(py, &v, depth + 1)?);
+        }
+        return Ok(Value::Object(m));
+    }
+    if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+        let mut items = Vec::with_capacity(obj.len().unwrap_or(0));
+        for item in obj.try_iter()? {
+            items.push(to_json(py, &item?, depth + 1)?);
+        }
+        return Ok(Value::Array(items));
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(Value::String(s.to_str()?.to_owned()));
+    }
+    Err(to_pyerr(
+        py,
+        invalid(format!(
+            "cannot send {} in an AXON message: use dict, list, tuple, str, int, float, bool or None",
+            crate::pyjson::type_name(obj)
+        )),
+    ))
+}
+
+/// JSON value -> Python.
+fn from_json<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match v {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                i.into_pyobject(py)?.into_any()
+            } else if let Some(u) = n.as_u64() {
+                u.into_pyobject(py)?.into_any()
+            } else {
+                PyFloat::new(py, n.as_f64().unwrap_or(f64::NAN)).into_any()
+            }
+        }
+        Value::String(s) => PyString::new(py, s).into_any(),
+        Value::Array(items) => {
+            let list = PyList::empty(py);
+            for x in items {
+                list.append(from_json(py, x)?)?;
+            }
+            list.into_any()
+        }
+        Value::Object(m) => {
+            let d = PyDict::new(py);
+            for (k, x) in m {
+                d.set_item(k, from_json(py, x)?)?;
+            }
+            d.into_any()
+        }
+    })
+}
+
+fn envelope_dict<'py>(py: Python<'py>, env: &Envelope) -> PyResult<Bound<'py, PyAny>> {
+    from_json(py, &env.to_value())
+}
+
+fn envelope_arg(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Envelope> {
+    let v = to_json(py, obj, 0)?;
+    Envelope::from_value(&v, &DecodeOptions { fill_defaults: false, max_size: usize::MAX }).py_err(py)
+}
+
+fn payload_arg(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Map<String, Value>> {
+    match to_json(py, obj, 0)? {
+        Value::Object(m) => Ok(m),
+        other => Err(to_pyerr(py, invalid(format!("the payload must be a dict, not {}", json_type(&other))))),
+    }
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "None",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "a number",
+        Value::String(_) => "str",
+        Value::Array(_) => "list",
+        Value::Object(_) => "dict",
+    }
+}
+
+fn kind_arg(py: Python<'_>, kind: &str) -> PyResult<Kind> {
+    Kind::parse(kind).ok_or_else(|| {
+        to_pyerr(
+            py,
+            Error::new(
+                Format::Axon,
+                ErrorCode::UnknownKind.as_str(),
+                format!(
+                    "unknown message kind {kind:?}; the kinds are {}",
+                    Kind::ALL.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(", ")
+                ),
+            ),
+        )
+    })
+}
+
+fn now(now_ms: Option<u64>) -> u64 {
+    now_ms.unwrap_or_else(axon::now_ms)
+}
+
+fn id_arg(id: Option<String>) -> String {
+    id.unwrap_or_else(axon::new_id)
+}
+
+// ---------------------------------------------------------------- functions
+
+/// Decode and validate one message body -> envelope dict (`ref` None when
+/// absent; payload defaults filled unless `fill_defaults=False`).
+#[pyfunction]
+#[pyo3(signature = (data, fill_defaults=true))]
+fn decode<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, fill_defaults: bool) -> PyResult<Bound<'py, PyAny>> {
+    let opts = DecodeOptions { fill_defaults, ..DecodeOptions::default() };
+    let env = if let Ok(s) = data.cast::<PyString>() {
+        axon::decode_with(s.to_str()?.as_bytes(), &opts)
+    } else {
+        with_bytes(data, |b| Ok(axon::decode_with(b, &opts)))?
+    }
+    .py_err(py)?;
+    envelope_dict(py, &env)
+}
+
+/// Validate an envelope dict and encode it as upstream writes it.
+#[pyfunction]
+fn encode<'py>(py: Python<'py>, envelope: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+    let env = envelope_arg(py, envelope)?;
+    Ok(PyBytes::new(py, &axon::encode(&env).py_err(py)?))
+}
+
+/// Validate an envelope dict -> its normalized form.
+#[pyfunction]
+#[pyo3(signature = (envelope, fill_defaults=true))]
+fn validate<'py>(py: Python<'py>, envelope: &Bound<'py, PyAny>, fill_defaults: bool) -> PyResult<Bound<'py, PyAny>> {
+    let v = to_json(py, envelope, 0)?;
+    let env = Envelope::from_value(&v, &DecodeOptions { fill_defaults, max_size: usize::MAX }).py_err(py)?;
+    envelope_dict(py, &env)
+}
+
+/// A new message (v 1, fresh id and current time unless given).
+#[pyfunction]
+#[pyo3(signature = (from_, to, kind, payload, ref_=None, id=None, ts=None))]
+#[allow(clippy::too_many_arguments)]
+fn envelope<'py>(
+    py: Python<'py>,
+    from_: &str,
+    to: &str,
+    kind: &str,
+    payload: &Bound<'py, PyAny>,
+    ref_: Option<String>,
+    id: Option<String>,
+    ts: Option<u64>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let kind = kind_arg(py, kind)?;
+    let payload = payload_arg(py, payload)?;
+    let mut env = Envelope::new_with(from_, to, kind, payload, id_arg(id), now(ts)).py_err(py)?;
+    if ref_.is_some() {
+        env.ref_id = ref_;
+    }
+    // Re-check: id and ref as given.
+    let checked = Envelope::from_value(&env.to_value(), &DecodeOptions { fill_defaults: false, max_size: usize::MAX }).py_err(py)?;
+    envelope_dict(py, &checked)
+}
+
+/// A reply to `request`: ref set, from/to swapped, fresh id and time.
+#[pyfunction]
+#[pyo3(signature = (request, kind, payload, id=None, ts=None))]
+fn reply<'py>(
+    py: Python<'py>,
+    request: &Bound<'py, PyAny>,
+    kind: &str,
+    payload: &Bound<'py, PyAny>,
+    id: Option<String>,
+    ts: Option<u64>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let req = envelope_arg(py, request)?;
+    let kind = kind_arg(py, kind)?;
+    let env = axon::reply_with(&req, kind, payload_arg(py, payload)?, id_arg(id), now(ts)).py_err(py)?;
+    envelope_dict(py, &env)
+}
+
+/// An `error` reply to `request`.
+#[pyfunction]
+#[pyo3(signature = (request, code, message, retryable=false, id=None, ts=None))]
+fn error_envelope<'py>(
+    py: Python<'py>,
+    request: &Bound<'py, PyAny>,
+    code: &str,
+    message: &str,
+    retryable: bool,
+    id: Option<String>,
+    ts: Option<u64>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let req = envelope_arg(py, request)?;
+    let code = ErrorCode::parse(code).ok_or_else(|| {
+        to_pyerr(
+            py,
+            invalid(format!(
+                "unknown error code {code:?}; the codes are {}",
+                ErrorCode::ALL.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", ")
+            )),
+        )
+    })?;
+    let env = axon::error_reply_with(&req, code, message, retryable, id_arg(id), now(ts));
+    env.validate().py_err(py)?;
+    envelope_dict(py, &env)
+}
+
+#[pyfunction]
+fn agent_id(py: Python<'_>, public_key: &Bound<'_, PyAny>) -> PyResult<String> {
+    with_bytes(public_key, |b| axon::agent_id(b).py_err(py))
+}
+
+#[pyfunction]
+fn agent_id_from_seed(py: Python<'_>, seed: &Bound<'_, PyAny>) -> PyResult<String> {
+    with_bytes(seed, |b| axon::agent_id_from_seed(b).py_err(py))
+}
+
+#[pyfunction]
+fn public_key_from_seed<'py>(py: Python<'py>, seed: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+    let k = with_bytes(seed, |b| axon::public_key_from_seed(b).py_err(py))?;
+    Ok(PyBytes::new(py, &k))
+}
+
+#[pyfunction]
+fn is_agent_id(s: &str) -> bool {
+    axon::is_agent_id(s)
+}
+
+#[pyfunction]
+fn same_agent(a: &str, b: &str) -> bool {
+    axon::same_agent(a, b)
+}
+
+fn versions_arg(py: Python<'_>, what: &str, v: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    let mut out = Vec::new();
+    for x in v.try_iter()? {
+        let x = x?;
+        match x.extract::<u8>() {
+            Ok(n) if !x.is_instance_of::<PyBool>() => out.push(n),
+            _ => {
+                return Err(to_pyerr(
+                    py,
+                    invalid(format!("{what} versions must be ints from 0 to 255, found {}", x.repr()?)),
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The highest version both sides speak; AxonError `incompatible_version` if none.
+#[pyfunction]
+fn negotiate(py: Python<'_>, local_versions: &Bound<'_, PyAny>, remote_versions: &Bound<'_, PyAny>) -> PyResult<u8> {
+    let l = versions_arg(py, "local", local_versions)?;
+    let r = versions_arg(py, "remote", remote_versions)?;
+    axon::negotiate(&l, &r).py_err(py)
+}
+
+/// `{kind: {"required", "expects_response", "response_kinds", "later_responses", "stream"}}`.
+#[pyfunction]
+fn kind_rules(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    let names = |ks: &[Kind]| ks.iter().map(|k| k.as_str()).collect::<Vec<_>>();
+    for k in Kind::ALL {
+        let r = PyDict::new(py);
+        r.set_item("required", k.is_required())?;
+        r.set_item("expects_response", k.expects_response())?;
+        r.set_item("response_kinds", names(k.response_kinds()))?;
+        r.set_item("later_responses", names(k.later_responses()))?;
+        r.set_item("stream", k.stream().as_str())?;
+        r.set_item("fields", axon::payload_fields(k))?;
+        d.set_item(k.as_str(), r)?;
+    }
+    Ok(d)
+}
+
+/// `{kind: {field: default}}` for the payload fields `decode` fills in.
+#[pyfunction]
+fn payload_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    for k in Kind::ALL {
+        let f = PyDict::new(py);
+        for (name, _) in axon::payload_fields(k) {
+            if let Some(v) = axon::payload_default(k, name) {
+                f.set_item(name, from_json(py, &v)?)?;
+            }
+        }
+        if !f.is_empty() {
+            d.set_item(k.as_str(), f)?;
+        }
+    }
+    Ok(d)
+}
+
+// ---------------------------------------------------------------- session
+
+fn route_name(r: Route) -> &'static str {
+    match r {
+        Route::OpenBidirectional => "open_bidirectional",
+        Route::ReplyOnRequestStream => "reply_on_request_stream",
+        Route::OpenUnidirectional => "open_unidirectional",
+    }
+}
+
+fn reason_name(r: DropReason) -> &'static str {
+    match r {
+        DropReason::Malformed => "malformed",
+        DropReason::BeforeHello => "before_hello",
+        DropReason::Replay => "replay",
+        DropReason::WrongStream => "wrong_stream",
+        DropReason::UnknownKind => "unknown_kind",
+        DropReason::UnexpectedReply => "unexpected_reply",
+    }
+}
+
+fn pending_dict<'py>(py: Python<'py>, p: &Pending) -> PyResult<Bound<'py, PyAny>> {
+    let d = PyDict::new(py);
+    d.set_item("id", &p.id)?;
+    d.set_item("kind", p.kind.as_str())?;
+    d.set_item("to", &p.to)?;
+    d.set_item("sent_ms", p.sent_ms)?;
+    d.set_item("deadline_ms", p.deadline_ms)?;
+    d.set_item("report_back", p.report_back)?;
+    d.set_item("awaiting_result", p.awaiting_result)?;
+    Ok(d.into_any())
+}
+
+fn outbound_dict<'py>(py: Python<'py>, out: &axon::Outbound, env: &Envelope) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("bytes", PyBytes::new(py, &out.bytes))?;
+    d.set_item("route", route_name(out.route))?;
+    d.set_item("envelope", envelope_dict(py, env)?)?;
+    Ok(d)
+}
+
+/// The sans-IO session over the core `axon::Session`.
+#[pyclass(module = "polywire.axon", name = "Session")]
+struct Session {
+    inner: axon::Session,
+}
+
+#[pymethods]
+impl Session {
+    #[new]
+    #[pyo3(signature = (local_id, *, protocol_versions=None, features=None, agent_name=None, expected_peer=None,
+                        replay_window_ms=axon::REPLAY_WINDOW_MS, replay_capacity=axon::REPLAY_CACHE_CAPACITY))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        local_id: &str,
+        protocol_versions: Option<&Bound<'_, PyAny>>,
+        features: Option<Vec<String>>,
+        agent_name: Option<String>,
+        expected_peer: Option<String>,
+        replay_window_ms: u64,
+        replay_capacity: usize,
+    ) -> PyResult<Self> {
+        let mut config = axon::SessionConfig::new(local_id);
+        if let Some(v) = protocol_versions {
+            config.protocol_versions = versions_arg(py, "the session's", v)?;
+        }
+        if let Some(f) = features {
+            config.features = f;
+        }
+        config.agent_name = agent_name;
+        config.expected_peer = expected_peer;
+        config.replay_window_ms = replay_window_ms;
+        config.replay_capacity = replay_capacity;
+        Ok(Session { inner: axon::Session::new(config).py_err(py)? })
+    }
+
+    /// Start the handshake: `{"bytes", "route", "envelope"}` of the hello to send.
+    #[pyo3(signature = (to, now_ms=None))]
+    fn hello<'py>(&mut self, py: Python<'py>, to: &str, now_ms: Option<u64>) -> PyResult<Bound<'py, PyDict>> {
+        let out = self.inner.hello(to, now(now_ms)).py_err(py)?;
+        let env = axon::decode_with(&out.bytes, &DecodeOptions { fill_defaults: false, ..DecodeOptions::default() }).py_err(py)?;
+        outbound_dict(py, &out, &env)
+    }
+
+    /// Check and encode a message to send: `{"bytes", "route", "envelope"}`.
+    #[pyo3(signature = (envelope, now_ms=None))]
+    fn send<'py>(&mut self, py: Python<'py>, envelope: &Bound<'py, PyAny>, now_ms: Option<u64>) -> PyResult<Bound<'py, PyDict>> {
+        let env = envelope_arg(py, envelope)?;
+        let out = self.inner.send(&env, now(now_ms)).py_err(py)?;
+        outbound_dict(py, &out, &env)
+    }
+
+    /// Process a received body; `stream` is "bidirectional" or "unidirectional".
+    #[pyo3(signature = (data, stream, now_ms=None))]
+    fn receive<'py>(&mut self, py: Python<'py>, data: &Bound<'py, PyAny>, stream: &str, now_ms: Option<u64>) -> PyResult<Bound<'py, PyDict>> {
+        let stream = match stream {
+            "bidirectional" | "bidi" => StreamType::Bidirectional,
+            "unidirectional" | "uni" => StreamType::Unidirectional,
+            other => {
+                return Err(to_pyerr(
+                    py,
+                    invalid(format!("stream must be \"bidirectional\" or \"unidirectional\", not {other:?}")),
+                ))
+            }
+        };
+        let now = now(now_ms);
+        let got = with_bytes(data, |b| Ok(self.inner.receive(b, stream, now)))?;
+        let d = PyDict::new(py);
+        match got {
+            Inbound::Deliver { envelope, in_reply_to } => {
+                d.set_item("action", "deliver")?;
+                d.set_item("envelope", envelope_dict(py, &envelope)?)?;
+                match in_reply_to {
+                    Some(p) => d.set_item("in_reply_to", pending_dict(py, &p)?)?,
+                    None => d.set_item("in_reply_to", py.None())?,
+                }
+            }
+            Inbound::Respond { reply, delivered } => {
+                d.set_item("action", "respond")?;
+                d.set_item("bytes", PyBytes::new(py, &axon::encode(&reply).py_err(py)?))?;
+                d.set_item("reply", envelope_dict(py, &reply)?)?;
+                match delivered {
+                    Some(e) => d.set_item("delivered", envelope_dict(py, &e)?)?,
+                    None => d.set_item("delivered", py.None())?,
+                }
+            }
+            Inbound::Dropped { reason, message } => {
+                d.set_item("action", "dropped")?;
+                d.set_item("reason", reason_name(reason))?;
+                d.set_item("message", message)?;
+            }
+        }
+        Ok(d)
+    }
+
+    /// Forget and return the requests whose deadline has passed.
+    #[pyo3(signature = (now_ms=None))]
+    fn expire<'py>(&mut self, py: Python<'py>, now_ms: Option<u64>) -> PyResult<Bound<'py, PyList>> {
+        let list = PyList::empty(py);
+        for p in self.inner.expire(now(now_ms)) {
+            list.append(pending_dict(py, &p)?)?;
+        }
+        Ok(list)
+    }
+
+    /// Stop waiting for the answer to a request; returns it, or None.
+    fn forget<'py>(&mut self, py: Python<'py>, id: &str) -> PyResult<Bound<'py, PyAny>> {
+        match self.inner.forget(id) {
+            Some(p) => pending_dict(py, &p),
+            None => Ok(py.None().into_bound(py)),
+        }
+    }
+
+    #[getter]
+    fn local_id(&self) -> &str {
+        self.inner.local_id()
+    }
+
+    #[getter]
+    fn ready(&self) -> bool {
+        self.inner.is_ready()
+    }
+
+    #[getter]
+    fn peer(&self) -> Option<&str> {
+        self.inner.peer()
+    }
+
+    #[getter]
+    fn version(&self) -> Option<u8> {
+        self.inner.version()
+    }
+
+    #[getter]
+    fn peer_features(&self) -> Option<Vec<String>> {
+        self.inner.peer_features().map(<[String]>::to_vec)
+    }
+
+    /// Requests sent and not yet answered, oldest first.
+    #[getter]
+    fn pending<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let mut ps: Vec<&Pending> = self.inner.pending().collect();
+        ps.sort_by(|a, b| a.sent_ms.cmp(&b.sent_ms).then_with(|| a.id.cmp(&b.id)));
+        let list = PyList::empty(py);
+        for p in ps {
+            list.append(pending_dict(py, p)?)?;
+        }
+        Ok(list)
+    }
+
+    fn __repr__(&self) -> String {
+        match self.inner.peer() {
+            Some(p) => format!("Session(local_id={:?}, peer={p:?}, version={})", self.inner.local_id(), self.inner.version().unwrap_or(0)),
+            None => format!("Session(local_id={:?}, ready=False)", self.inner.local_id()),
+        }
+    }
+}
