@@ -301,3 +301,57 @@ def test_decoders_never_crash(data):
             decode(data)
         except KameoError:
             pass
+
+
+NODE_SCRIPT = r"""
+const kameo = require(process.argv[1]);
+const input = JSON.parse(require('fs').readFileSync(0, 'utf8'));
+const again = (decode, encode) => (h) => encode(decode(Buffer.from(h, 'hex'))).toString('hex');
+process.stdout.write(JSON.stringify({
+  requests: input.requests.map(again(kameo.decodeRequest, kameo.encodeRequest)),
+  responses: input.responses.map(again(kameo.decodeResponse, kameo.encodeResponse)),
+  packed: input.packed.map(again(kameo.unpack, kameo.pack)),
+  registrations: input.registrations.map(again(kameo.decodeRegistration,
+    (r) => kameo.encodeRegistration(r.sequence_id, r.peer_id, r.remote_id))),
+}));
+"""
+
+
+def test_python_bytes_round_trip_through_node(root):
+    """Values Python encodes decode in Node and re-encode to the very same bytes."""
+    import random
+    import shutil
+    import subprocess
+    import json
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    rng = random.Random(7)
+    peer = V["keys"][0]["peer_id"]
+    requests, responses, packed, registrations = [], [], [], []
+    for i in range(60):
+        seq = rng.choice([0, 1, 2**53 - 1, 2**53, 2**64 - 1, rng.randrange(2**64)])
+        payload = kameo.pack({"n": rng.randrange(-(2**63), 2**64), "s": "é" * (i % 5), "b": bytes(rng.randrange(256) for _ in range(i)), "f": (i + 0.5) / 7})  # integral floats would come back from JS as ints
+        req = kameo.ask(
+            kameo.actor_id(seq, peer if i % 2 else None),
+            "zähler",
+            str(i),
+            payload,
+            mailbox_timeout=(rng.randrange(2**64), rng.randrange(10**9)),
+            immediate=bool(i % 3),
+        )
+        requests.append(kameo.encode_request(req).hex())
+        responses.append(kameo.encode_response({"Ask": {"Ok": payload}} if i % 2 else {"Tell": {"Err": {"UnknownActor": {"actor_remote_id": str(i)}}}}).hex())
+        packed.append(payload.hex())
+        registrations.append(kameo.encode_registration(seq, peer if i % 3 else None, "r" * i).hex())
+    proc = subprocess.run(
+        [node, "-e", NODE_SCRIPT, str(root / "bindings-node" / "kameo.js")],
+        input=json.dumps({"requests": requests, "responses": responses, "packed": packed, "registrations": registrations}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    out = json.loads(proc.stdout)
+    assert out == {"requests": requests, "responses": responses, "packed": packed, "registrations": registrations}
