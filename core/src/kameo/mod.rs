@@ -4,7 +4,7 @@
 //! - Messaging (`/kameo/messaging/1.0.0`): [`SwarmRequest`] and
 //!   [`SwarmResponse`] are CBOR as libp2p's request-response cbor codec
 //!   writes them (cbor4ii serde rules, no length prefix, see
-//!   [`model`](self::model)); only the message payload, the reply and a
+//!   [`model`]); only the message payload, the reply and a
 //!   handler error are MessagePack ([`msgpack`], as
 //!   `rmp_serde::to_vec_named`).
 //! - Registry (Kademlia, `/kameo/registry/1.0.0`): the provider key is the
@@ -15,7 +15,7 @@
 //!
 //! Decoding accepts exactly what kameo accepts — fields in any order,
 //! unknown fields, missing `Option` fields, non-minimal integers, the other
-//! oddities of cbor4ii 0.3 listed in [`cbor`](self::cbor), trailing bytes
+//! oddities of cbor4ii 0.3 listed in [`cbor`], trailing bytes
 //! after the body — and rejects what it rejects, with typed `KAMEO_*`
 //! errors; where kameo panics (an `ActorId` shorter than 8 bytes, a
 //! registration shorter than its peer-id length says) it returns an error.

@@ -6,7 +6,7 @@
 //! `Duration` the map `{secs, nanos}`, `()` an empty array, `None` null.
 //!
 //! The decoders replay what serde-derive's visitors do on top of cbor4ii's
-//! deserializer ([`super::cbor::Reader`]): struct fields in any order,
+//! deserializer (`cbor::Reader`): struct fields in any order,
 //! unknown fields skipped (except in `Duration` and `PanicError`, whose
 //! hand-written visitors reject them), duplicates rejected, a missing
 //! `Option` field is `None`, any other missing field an error.
