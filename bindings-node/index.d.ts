@@ -152,6 +152,44 @@ export interface KadoStreamFrame {
 
 export declare function kadoValidate(buf: Uint8Array): boolean
 
+export declare function kameoActorIdFromBytes(data: Uint8Array): string
+
+export declare function kameoActorIdToBytes(argsJson: string): Buffer
+
+export declare function kameoDecodeRegistration(data: Uint8Array): string
+
+export declare function kameoDecodeRequest(data: Uint8Array): string
+
+export declare function kameoDecodeResponse(data: Uint8Array): string
+
+/** `args_json`: `[sequence_id, peer_id, remote_id]`. */
+export declare function kameoEncodeRegistration(argsJson: string): Buffer
+
+export declare function kameoEncodeRequest(valueJson: string): Buffer
+
+export declare function kameoEncodeResponse(valueJson: string): Buffer
+
+export declare function kameoMetadataKey(actorName: string, peerId: string): string
+
+export declare function kameoPack(valueJson: string): Buffer
+
+/** `[actor_name, peer_id]`. */
+export declare function kameoParseMetadataKey(key: Uint8Array): Array<string>
+
+export declare function kameoPeerIdFromBytes(data: Uint8Array): string
+
+export declare function kameoPeerIdFromPublicKey(key: Uint8Array): string
+
+export declare function kameoPeerIdToBytes(peerId: string): Buffer
+
+export declare function kameoProviderKey(actorName: string): Buffer
+
+export declare function kameoRemoteActorId(modulePath: string, ident: string): string
+
+export declare function kameoRemoteMessageId(crateName: string, crateMajor: number, modulePath: string, messageType: string, actorType: string, implGenerics?: string | undefined | null): string
+
+export declare function kameoUnpack(data: Uint8Array): string
+
 export declare function tetherDecode(data: Uint8Array, latin1?: boolean | undefined | null, maxDepth?: number | undefined | null): string
 
 /** `{"uuid": string | null, "result": typed}`. */

@@ -8,6 +8,7 @@ module.exports = {
   toon: require('./toon.js'),
   tether: require('./tether.js'),
   axon: require('./axon.js'),
+  kameo: require('./kameo.js'),
   PolywireError: errors.PolywireError,
   KadoError: errors.KadoError,
   TetherError: errors.TetherError,

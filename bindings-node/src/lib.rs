@@ -10,3 +10,4 @@ mod errors;
 mod kado;
 mod toon;
 mod tether;
+mod kameo;

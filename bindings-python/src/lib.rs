@@ -9,6 +9,7 @@ mod buffer;
 mod errors;
 mod axon;
 mod kado;
+mod kameo;
 mod pyjson;
 mod toon;
 mod tether;
@@ -23,6 +24,7 @@ fn _polywire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     toon::register(m)?;
     tether::register(m)?;
     axon::register(m)?;
+    kameo::register(m)?;
     Ok(())
 }
 

@@ -8,6 +8,8 @@ Submodules, one per format:
   ``toon_format``, byte-exact with the ``@toon-format/toon`` reference.
 - ``polywire.tether``: Tether, Caffeine's 32-bit tagged object encoding.
 - ``polywire.axon``: AXON v2 agent-to-agent JSON envelopes.
+- ``polywire.kameo``: Kameo remote actors (the Rust ``kameo`` crate's CBOR messaging,
+  MessagePack payloads, registry records and ids).
 
 Every error raised for bad input is a :class:`PolywireError` (a ``ValueError``) with
 ``code`` (a stable string), ``offset`` (byte offset or ``None``), ``line`` and ``column``.

@@ -31,3 +31,4 @@ kado: ModuleType
 toon: ModuleType
 tether: ModuleType
 axon: ModuleType
+kameo: ModuleType

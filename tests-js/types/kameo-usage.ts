@@ -1,0 +1,25 @@
+// Compiled (not run) by tests-js/types.test.js: the kameo declarations
+// type-check the API as the issue describes it.
+import { encodeRequest, decodeRequest, encodeResponse, decodeResponse, encodeRegistration, decodeRegistration, metadataKey, providerKey, peerIdFromPublicKey, remoteMessageId, pack, unpack, ask, tell, actorId, MESSAGING_PROTOCOL, KameoError } from 'polywire/kameo'
+import type { SwarmRequest, SwarmResponse, Registration, ActorId } from 'polywire/kameo'
+
+const peer: string = peerIdFromPublicKey(new Uint8Array(32))
+const id: ActorId = actorId(42n, peer)
+const payload: Uint8Array = pack({ amount: 5 })
+const req: SwarmRequest = ask(id, 'counter', 'inc', payload, { mailboxTimeout: 1.5, replyTimeout: { secs: 5, nanos: 0 } })
+const bytes: Uint8Array = encodeRequest(req)
+const back: SwarmRequest = decodeRequest(bytes)
+const told: Uint8Array = encodeRequest(tell(7, 'counter', 'inc', payload))
+const resp: SwarmResponse = { Ask: { Err: { UnknownActor: { actor_remote_id: 'x' } } } }
+const decoded: SwarmResponse = decodeResponse(encodeResponse(resp))
+const mailboxFull: SwarmResponse = { Tell: { Err: 'MailboxFull' } }
+const reg: Registration = decodeRegistration(encodeRegistration(1, peer, 'counter'))
+const key: string = metadataKey('counter', peer)
+const provider: Uint8Array = providerKey('counter')
+const msgId: string = remoteMessageId('my-app', 0, 'my_app::actors', 'Inc', 'Counter')
+try {
+  decodeRequest(new Uint8Array([0xa1]))
+} catch (e) {
+  if (e instanceof KameoError) console.log(e.code, e.offset)
+}
+console.log(MESSAGING_PROTOCOL, back, told, decoded, mailboxFull, reg.sequence_id, key, provider, msgId, unpack(payload))
