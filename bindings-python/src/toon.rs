@@ -539,7 +539,9 @@ struct PyVal<'a, 'py> {
     ptr: *mut ffi::PyObject,
     ctx: &'a Ctx<'py>,
     /// `ptr` is a `str` written verbatim as a number.
-    number: bool,
+    /// (A usize rather than a bool: copies of a struct ending in a lone
+    /// bool byte stalled on store forwarding in the hot iterator.)
+    number: usize,
 }
 
 #[cold]
@@ -555,12 +557,12 @@ fn value_changed_error() -> PyErr {
 
 impl<'a, 'py> PyVal<'a, 'py> {
     /// The handle of a child object: itself, or its conversion.
-    #[inline]
+    #[inline(always)]
     fn child(&self, p: *mut ffi::PyObject) -> Result<Self, EncErr> {
         let ctx = self.ctx;
         match model_of(p) {
-            Model::Scalar | Model::Str | Model::Seq => Ok(PyVal { ptr: p, ctx, number: false }),
-            Model::Dict if !ctx.dicts_converted => Ok(PyVal { ptr: p, ctx, number: false }),
+            Model::Scalar | Model::Str | Model::Seq => Ok(PyVal { ptr: p, ctx, number: 0 }),
+            Model::Dict if !ctx.dicts_converted => Ok(PyVal { ptr: p, ctx, number: 0 }),
             _ => self.converted(p),
         }
     }
@@ -571,8 +573,8 @@ impl<'a, 'py> PyVal<'a, 'py> {
             return Err(EncErr::NeedsCheck);
         }
         match self.ctx.converted.get(&(p as usize)) {
-            Some(c) => Ok(PyVal { ptr: c.value.as_ptr(), ctx: self.ctx, number: c.number }),
-            None if model_of(p) == Model::Dict => Ok(PyVal { ptr: p, ctx: self.ctx, number: false }),
+            Some(c) => Ok(PyVal { ptr: c.value.as_ptr(), ctx: self.ctx, number: usize::from(c.number) }),
+            None if model_of(p) == Model::Dict => Ok(PyVal { ptr: p, ctx: self.ctx, number: 0 }),
             None => Err(self.unexpected()),
         }
     }
@@ -643,18 +645,18 @@ impl<'a, 'py> PyVal<'a, 'py> {
 
     #[inline]
     fn is_dict(&self) -> bool {
-        unsafe { !self.number && ffi::PyDict_Check(self.ptr) != 0 }
+        unsafe { self.number == 0 && ffi::PyDict_Check(self.ptr) != 0 }
     }
 }
 
 impl<'a, 'py> EncodeValue for PyVal<'a, 'py> {
     type Error = EncErr;
 
-    #[inline]
+    #[inline(always)]
     fn kind(&self) -> Result<Kind<'_>, EncErr> {
         let p = self.ptr;
         unsafe {
-            if self.number {
+            if self.number != 0 {
                 return Ok(Kind::BigInt(Cow::Borrowed(utf8(p).unwrap_or("0"))));
             }
             let tp = ffi::Py_TYPE(p);
@@ -689,7 +691,7 @@ impl<'a, 'py> EncodeValue for PyVal<'a, 'py> {
 
     #[inline]
     fn array_len(&self) -> usize {
-        if self.number {
+        if self.number != 0 {
             0
         } else {
             self.seq_len()
@@ -846,7 +848,7 @@ fn dumps<'py>(
             // second walk.
             let walked = {
                 let ctx = &ctx;
-                PyVal { ptr, ctx, number: false }.child(ptr).and_then(|root| encode_into(&root, &opts, out))
+                PyVal { ptr, ctx, number: 0 }.child(ptr).and_then(|root| encode_into(&root, &opts, out))
             };
             match walked {
                 Err(EncErr::NeedsCheck) if !ctx.checked => {
