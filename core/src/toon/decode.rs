@@ -765,6 +765,12 @@ fn parse_header(content: &str, strict: bool) -> Result<Option<Header<'_>>, Syn> 
         }
         close + 1
     } else {
+        // Most lines are `key: value`: when the first of `:`, `[` and `"`
+        // is a colon (or there is none), no unquoted `[` comes before the
+        // first unquoted colon, so the line is no header.
+        if matches!(b.iter().find(|&&c| matches!(c, b':' | b'[' | b'"')), Some(b':') | None) {
+            return Ok(None);
+        }
         match find_unquoted(b, b'[', 0) {
             Some(i) => i,
             None => return Ok(None),
