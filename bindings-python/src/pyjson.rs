@@ -328,10 +328,29 @@ pub struct PyBuilder<'py> {
     /// Recently made keys (a direct-mapped cache): rows of tables and
     /// arrays of objects repeat the same keys, which then cost no new
     /// string, no hashing and no intern-table lookup.
-    keys: Vec<Option<(Box<str>, Bound<'py, PyAny>)>>,
+    /// Taken from [`KEY_CACHE`] at the first key and given back on drop,
+    /// so documents decoded one after the other share their keys.
+    keys: Vec<Option<(Box<str>, Py<PyAny>)>>,
 }
 
-const KEY_SLOTS: usize = 64;
+thread_local! {
+    /// The key cache between calls on this thread (interned `str`s, at
+    /// most `KEY_SLOTS` keys of at most 64 bytes). A nested call (from a
+    /// hook) starts with an empty cache.
+    static KEY_CACHE: std::cell::Cell<Vec<Option<(Box<str>, Py<PyAny>)>>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+impl Drop for PyBuilder<'_> {
+    fn drop(&mut self) {
+        if !self.keys.is_empty() {
+            let keys = std::mem::take(&mut self.keys);
+            // `try_with`: nothing to keep when the thread is exiting.
+            let _ = KEY_CACHE.try_with(|c| c.set(keys));
+        }
+    }
+}
+
+const KEY_SLOTS: usize = 256;
 
 impl<'py> PyBuilder<'py> {
     pub fn new(py: Python<'py>) -> Self {
@@ -398,18 +417,28 @@ impl<'py> Builder for PyBuilder<'py> {
             return Ok(new_str(self.py, s)?);
         }
         let b = s.as_bytes();
-        let slot = (b.len().wrapping_mul(31) ^ b.first().map_or(0, |&c| c as usize * 7) ^ b.last().map_or(0, |&c| c as usize)) % KEY_SLOTS;
+        // FNV-1a over the (short) key: few collisions among the dozens of
+        // distinct keys of a document.
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for &c in b {
+            h = (h ^ u64::from(c)).wrapping_mul(0x0100_0000_01b3);
+        }
+        let slot = (h >> 56) as usize % KEY_SLOTS;
         if self.keys.is_empty() {
-            self.keys.resize_with(KEY_SLOTS, || None);
+            self.keys = KEY_CACHE.try_with(|c| c.take()).unwrap_or_default();
+            if self.keys.len() != KEY_SLOTS {
+                self.keys.clear();
+                self.keys.resize_with(KEY_SLOTS, || None);
+            }
         }
         if let Some(Some((text, key))) = self.keys.get(slot) {
             if **text == *s {
-                return Ok(key.clone());
+                return Ok(key.bind(self.py).clone());
             }
         }
         let key = pyo3::types::PyString::intern(self.py, s).into_any();
         if let Some(entry) = self.keys.get_mut(slot) {
-            *entry = Some((s.into(), key.clone()));
+            *entry = Some((s.into(), key.clone().unbind()));
         }
         Ok(key)
     }
