@@ -578,6 +578,31 @@ fn tabular_fields<'r, V: EncodeValue>(rows: &'r [V], nest: usize) -> Result<Opti
     Ok(Some(fields))
 }
 
+/// The header fields a table whose first row is `first` (at nesting level
+/// `nest`) would have, when it can be one: see [`Writer::flat_table`].
+/// `None` also for first rows the one-pass path leaves to
+/// [`tabular_fields`]: objects with array-index keys (re-ordered) and
+/// groups nested near [`MAX_DEPTH`] (which fail there).
+fn flat_fields<V: EncodeValue>(first: &V, nest: usize) -> Result<Option<Vec<Field<'_>>>, V::Error> {
+    if nest + 2 >= MAX_DEPTH || !matches!(first.kind()?, Kind::Object) || first.object_has_index_key()? {
+        return Ok(None);
+    }
+    let mut fields: Vec<Field<'_>> = Vec::with_capacity(first.object_len());
+    for entry in first.object_entries() {
+        let (k, v) = entry?;
+        let children = match v.kind()? {
+            Kind::Object if v.object_len() > 0 => match flat_fields(&v, nest + 1)? {
+                Some(children) => into_owned_fields(children),
+                None => return Ok(None),
+            },
+            Kind::Array | Kind::Object => return Ok(None),
+            _ => Vec::new(),
+        };
+        fields.push(Field { name: k, children });
+    }
+    Ok((!fields.is_empty()).then_some(fields))
+}
+
 /// An object in keyed tabular form: its values (the rows, in order) and the
 /// header fields.
 struct Keyed<V> {
@@ -841,17 +866,19 @@ impl Writer<'_> {
         Ok(())
     }
 
-    /// The common table in one pass: when the first item of `arr` (`n > 0`
-    /// items) is a non-empty object whose values are all primitives, the
-    /// array is tabular exactly when every item is an object with the same
-    /// key set and primitive values. The header and rows are written while
-    /// that is checked; at the first item that does not fit, the text
-    /// written is taken back and false returned (the caller then classifies
-    /// the array as usual). Also false, with nothing written, when the first
-    /// item does not qualify (nested field groups, index keys, ...).
-    /// `list_item`: the header goes on a `- ` line at `depth` (the first
-    /// entry of a list-item object), rows two levels deeper; else on a line
-    /// at `depth`, rows one level deeper.
+    /// Tables in one pass. A table's header follows from its first row: a
+    /// leaf per primitive value, a nested field group per non-empty object
+    /// (whose own first-row fields follow the same rule); an array or empty
+    /// object there means no table. So when the first item of `arr` (`n >
+    /// 0` items) gives a header ([`flat_fields`]), the array is tabular
+    /// exactly when every item has that same shape: the header and rows are
+    /// written while that is checked, and at the first item that does not
+    /// fit the text written is taken back and false returned (the caller
+    /// then classifies the array as usual). Also false, with nothing
+    /// written, when the first item gives no header. `list_item`: the
+    /// header goes on a `- ` line at `depth` (the first entry of a
+    /// list-item object), rows two levels deeper; else on a line at
+    /// `depth`, rows one level deeper. `nest`: the array's nesting level.
     fn flat_table<V: EncodeValue>(
         &mut self,
         key: Option<&str>,
@@ -859,25 +886,15 @@ impl Writer<'_> {
         n: usize,
         depth: usize,
         list_item: bool,
+        nest: usize,
     ) -> Result<bool, V::Error> {
         let Some(first) = arr.array_items().next() else {
             return Ok(false);
         };
         let first = first?;
-        if !matches!(first.kind()?, Kind::Object) || first.object_has_index_key()? {
+        let Some(fields) = flat_fields(&first, nest + 1)? else {
             return Ok(false);
-        }
-        let mut fields: Vec<Field<'_>> = Vec::with_capacity(first.object_len());
-        for entry in first.object_entries() {
-            let (k, v) = entry?;
-            if !v.kind()?.is_primitive() {
-                return Ok(false);
-            }
-            fields.push(Field { name: k, children: Vec::new() });
-        }
-        if fields.is_empty() {
-            return Ok(false);
-        }
+        };
         let (mark, any_line) = (self.out.len(), self.any_line);
         if list_item {
             self.item(depth);
@@ -889,7 +906,8 @@ impl Writer<'_> {
         let mut rows = 0;
         for row in arr.array_items() {
             let row = row?;
-            if !self.flat_row(&row, &fields, row_depth)? {
+            self.line(row_depth);
+            if !self.flat_cells(&row, &fields, &mut true)? {
                 self.out.truncate(mark);
                 self.any_line = any_line;
                 return Ok(false);
@@ -902,26 +920,37 @@ impl Writer<'_> {
         Ok(true)
     }
 
-    /// One row of [`Writer::flat_table`]; false when `row` does not fit.
-    #[inline]
-    fn flat_row<V: EncodeValue>(&mut self, row: &V, fields: &[Field<'_>], depth: usize) -> Result<bool, V::Error> {
+    /// The cells of one row of [`Writer::flat_table`] (of a nested field
+    /// group when `fields` are its children); false when `row` does not
+    /// have the shape of `fields`.
+    fn flat_cells<V: EncodeValue>(&mut self, row: &V, fields: &[Field<'_>], first: &mut bool) -> Result<bool, V::Error> {
         if !matches!(row.kind()?, Kind::Object) || row.object_len() != fields.len() {
             return Ok(false);
         }
-        self.line(depth);
         let mut entries = row.object_entries();
-        for (i, field) in fields.iter().enumerate() {
+        for field in fields {
             let Some(v) = field_value(row, entries.next(), &field.name)? else {
                 return Ok(false);
             };
-            let kind = v.kind()?;
-            if !kind.is_primitive() {
+            if field.children.is_empty() {
+                // Matched in place (not moved out of the `Result`): copies
+                // of a just-built `Kind` stall on store forwarding.
+                match v.kind() {
+                    Err(e) => return Err(e),
+                    Ok(ref kind) => {
+                        if !kind.is_primitive() {
+                            return Ok(false);
+                        }
+                        if !*first {
+                            self.out.push(self.delim_byte as char);
+                        }
+                        *first = false;
+                        self.primitive(kind)?;
+                    }
+                }
+            } else if !self.flat_cells(&v, &field.children, first)? {
                 return Ok(false);
             }
-            if i > 0 {
-                self.out.push(self.delim_byte as char);
-            }
-            self.primitive(&kind)?;
         }
         Ok(true)
     }
@@ -1119,7 +1148,7 @@ impl Writer<'_> {
             }
             return Ok(());
         }
-        if self.flat_table(key, arr, n, depth, false)? {
+        if self.flat_table(key, arr, n, depth, false, nest)? {
             return Ok(());
         }
         let shape = item_shape(arr)?;
@@ -1224,7 +1253,7 @@ impl Writer<'_> {
                     self.out.push_str(": []");
                     return Ok(());
                 }
-                if self.flat_table(Some(k), v, n, depth, true)? {
+                if self.flat_table(Some(k), v, n, depth, true, nest)? {
                     return Ok(());
                 }
                 let shape = item_shape(v)?;
@@ -1625,6 +1654,15 @@ mod tests {
             ("[{\"a\":1},{\"a\":{}}]", "[2]:\n  - a: 1\n  - a:"),
             ("[{\"a\":{\"p\":1}},{\"a\":2}]", "[2]:\n  - a:\n      p: 1\n  - a: 2"),
             ("[{\"a\":1},[1]]", "[2]:\n  - a: 1\n  - [1]: 1"),
+            ("[{\"a\":{\"x\":1}},{\"a\":{\"y\":1}}]", "[2]:\n  - a:\n      x: 1\n  - a:\n      y: 1"),
+            ("[{\"a\":{\"x\":1},\"b\":2},{\"a\":{\"x\":3},\"b\":4}]", "[2]{a{x},b}:\n  1,2\n  3,4"),
+            ("[{\"a\":{\"x\":1}},{\"a\":{\"x\":{\"z\":1}}}]", "[2]:\n  - a:\n      x: 1\n  - a:\n      x:\n        z: 1"),
+            ("[{\"a\":{\"x\":{\"z\":1}}},{\"a\":{\"x\":{\"z\":2}}}]", "[2]{a{x{z}}}:\n  1\n  2"),
+            ("[{\"a\":{\"x\":1}},{\"a\":{}}]", "[2]:\n  - a:\n      x: 1\n  - a:"),
+            ("[{\"a\":{\"x\":1,\"y\":2}},{\"a\":{\"y\":3,\"x\":4}}]", "[2]{a{x,y}}:\n  1,2\n  4,3"),
+            ("[{\"a\":{\"x\":1}},{\"a\":{\"x\":1,\"y\":2}}]", "[2]:\n  - a:\n      x: 1\n  - a:\n      x: 1\n      y: 2"),
+            ("[{\"a\":{\"x\":1}},{\"a\":5}]", "[2]:\n  - a:\n      x: 1\n  - a: 5"),
+            ("[{\"k\":[{\"a\":{\"b\":1},\"c\":2}]}]", "[1]:\n  - k[1]{a{b},c}:\n      1,2"),
         ];
         for (input, expected) in cases {
             let v: serde_json::Value = serde_json::from_str(input).expect("json");
