@@ -123,8 +123,137 @@ pub fn write_f64(out: &mut Vec<u8>, f: f64) {
         out.push(b'0');
         return;
     }
+    if let Some(d) = ShortDecimal::of(f) {
+        let mut buf = [0u8; 32];
+        out.extend_from_slice(d.write(&mut buf).as_bytes());
+        return;
+    }
     let mut buf = ryu_js::Buffer::new();
     out.extend_from_slice(buf.format_finite(f).as_bytes());
+}
+
+/// A double that is a decimal with at most four fractional digits (money,
+/// ratios, percentages): `digits / 10^scale`. Its ECMAScript form comes
+/// from the integer `digits` with no shortest-digits search.
+///
+/// Why it is the same text as Number-to-string: `digits` and `10^scale`
+/// are exact doubles, so the division is the correctly rounded value of
+/// the decimal, and equality means that decimal reads back as `f`. Below
+/// 2^36 a double's spacing is at most 2^-16 < 10^-4, so no other decimal
+/// with `scale` or fewer fractional digits reads back as `f`; `scale` is
+/// the least that works (tried in order, and the digits never end in 0),
+/// so no form has fewer significant digits. At least 10^-4 and below 2^36,
+/// the number is written without exponent.
+#[derive(Clone, Copy)]
+pub(crate) struct ShortDecimal {
+    negative: bool,
+    digits: u64,
+    scale: usize,
+}
+
+const POW10: [f64; 5] = [1.0, 10.0, 100.0, 1000.0, 10000.0];
+
+impl ShortDecimal {
+    #[inline]
+    pub(crate) fn of(f: f64) -> Option<ShortDecimal> {
+        let a = f.abs();
+        // Below 2^36 (NaN is not).
+        if !(a > 0.0 && a < 68_719_476_736.0) {
+            return None;
+        }
+        for (scale, p) in POW10.iter().enumerate() {
+            // Rounded by adding one half and truncating (exact below 2^52;
+            // `f64::round` is a libm call here).
+            let digits = (a * p + 0.5) as u64;
+            if digits as f64 / p == a {
+                if scale > 0 && digits % 10 == 0 {
+                    return None;
+                }
+                return Some(ShortDecimal { negative: f < 0.0, digits, scale });
+            }
+        }
+        None
+    }
+
+    /// The text, written into `buf`.
+    #[inline]
+    pub(crate) fn write(self, buf: &mut [u8; 32]) -> &str {
+        // Digits from the right: fraction (zero-padded to `scale`), point,
+        // integer part, sign.
+        let mut i = buf.len();
+        let mut n = self.digits;
+        let put = |buf: &mut [u8; 32], i: &mut usize, c: u8| {
+            *i -= 1;
+            if let Some(b) = buf.get_mut(*i) {
+                *b = c;
+            }
+        };
+        if self.scale > 0 {
+            for _ in 0..self.scale {
+                put(buf, &mut i, b'0' + (n % 10) as u8);
+                n /= 10;
+            }
+            put(buf, &mut i, b'.');
+        }
+        loop {
+            put(buf, &mut i, b'0' + (n % 10) as u8);
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        if self.negative {
+            put(buf, &mut i, b'-');
+        }
+        let text = buf.get(i..).unwrap_or_default();
+        // SAFETY: only ASCII digits, `.` and `-` were written.
+        unsafe { std::str::from_utf8_unchecked(text) }
+    }
+}
+
+#[cfg(test)]
+mod short_decimal_tests {
+    use super::ShortDecimal;
+
+    fn check(f: f64) {
+        let expected = ryu_js::Buffer::new().format_finite(f).to_owned();
+        if let Some(d) = ShortDecimal::of(f) {
+            let mut buf = [0u8; 32];
+            assert_eq!(d.write(&mut buf), expected, "{f:e} ({:#x})", f.to_bits());
+        }
+    }
+
+    #[test]
+    fn edges_match_ryu_js() {
+        for f in [
+            0.0001, 0.00015, 0.001, 0.5, 1.0, 9.9999, 9.99995, 10.0, 99.995, 0.995, 1e10, 68_719_476_735.9999,
+            68_719_476_735.5, 3540.24, 0.69, 1106.7, 1.5, 0.1 + 0.2, 1234.5678, 5e-5, 0.30000000000000004,
+        ] {
+            check(f);
+            check(-f);
+            check(f64::from_bits(f.to_bits() + 1));
+            check(f64::from_bits(f.to_bits() - 1));
+        }
+        assert!(ShortDecimal::of(3540.24).is_some() && ShortDecimal::of(0.1 + 0.2).is_none());
+    }
+
+    proptest::proptest! {
+        /// Decimals with up to six fractional digits, and their neighbours:
+        /// whenever the short path answers, it agrees with ryu-js.
+        #[test]
+        fn decimals_match_ryu_js(m in 0u64..100_000_000_000_000, scale in 0u32..7, step in -2i64..3) {
+            let f = m as f64 / 10f64.powi(scale as i32);
+            check(f64::from_bits((f.to_bits() as i64 + step).max(0) as u64));
+        }
+
+        #[test]
+        fn any_double_matches_ryu_js(bits: u64) {
+            let f = f64::from_bits(bits);
+            if f.is_finite() {
+                check(f);
+            }
+        }
+    }
 }
 
 #[inline]

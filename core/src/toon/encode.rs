@@ -418,6 +418,8 @@ fn push_f64(out: &mut String, f: f64) {
         out.push_str("null");
     } else if f == 0.0 {
         out.push('0');
+    } else if let Some(d) = crate::json::ShortDecimal::of(f) {
+        out.push_str(d.write(&mut [0u8; 32]));
     } else {
         out.push_str(ryu_js::Buffer::new().format_finite(f));
     }
