@@ -156,6 +156,7 @@ fn decoder<'a, V, K>(text: &'a str, opts: &DecodeOptions) -> Decoder<'a, V, K> {
         entries: Vec::new(),
         pending: Vec::new(),
         scratch: String::new(),
+        cells: Vec::new(),
         seen: SeenKeys { stack: Vec::new(), big: HashSet::new(), next_id: 0 },
         max_depth: MAX_DEPTH,
     }
@@ -1543,6 +1544,8 @@ struct Decoder<'a, V, K> {
     pending: Vec<K>,
     /// Unescaped text of the current quoted value.
     scratch: String,
+    /// Cells of the current table row (kept to reuse its allocation).
+    cells: Vec<&'a str>,
     seen: SeenKeys<'a>,
     /// Nesting limit ([`MAX_DEPTH`] or [`EXPAND_MAX_DEPTH`]).
     max_depth: usize,
@@ -1973,12 +1976,16 @@ impl<'a, V, K> Decoder<'a, V, K> {
             end = Some(line.number);
             last = line;
             self.r.next()?;
-            let n = Cells::new(line.content, h.delim).count();
-            if n != width {
-                self.check_count(&line, "TOON_WIDTH_MISMATCH", n, width as f64, "tabular row values")?;
+            // Split once; the count is checked before any cell is used.
+            let mut cells = std::mem::take(&mut self.cells);
+            cells.clear();
+            cells.extend(Cells::new(line.content, h.delim));
+            if cells.len() != width {
+                self.check_count(&line, "TOON_WIDTH_MISMATCH", cells.len(), width as f64, "tabular row values")?;
             }
-            let mut cells = Cells::new(line.content, h.delim);
-            let v = self.row_object(b, fields, 0, fields.len(), &mut cells, &line, level + 1)?;
+            let v = self.row_object(b, fields, 0, fields.len(), &mut cells.iter().copied(), &line, level + 1);
+            self.cells = cells;
+            let v = v?;
             self.values.push(v);
             count += 1;
         }
@@ -2042,12 +2049,15 @@ impl<'a, V, K> Decoder<'a, V, K> {
             self.note_key(frame, &key, &line)?;
             let k = key_of(b, &key, line.content.starts_with('"'))?;
             let cells_text = trim_spaces(from(line.content, key_end));
-            let n = Cells::new(cells_text, h.delim).count();
-            if n != width {
-                self.check_count(&line, "TOON_WIDTH_MISMATCH", n, width as f64, "keyed entry cells")?;
+            let mut cells = std::mem::take(&mut self.cells);
+            cells.clear();
+            cells.extend(Cells::new(cells_text, h.delim));
+            if cells.len() != width {
+                self.check_count(&line, "TOON_WIDTH_MISMATCH", cells.len(), width as f64, "keyed entry cells")?;
             }
-            let mut cells = Cells::new(cells_text, h.delim);
-            let v = self.row_object(b, fields, 0, fields.len(), &mut cells, &line, level + 1)?;
+            let v = self.row_object(b, fields, 0, fields.len(), &mut cells.iter().copied(), &line, level + 1);
+            self.cells = cells;
+            let v = v?;
             self.entries.push((k, v));
             count += 1;
         }
@@ -2068,7 +2078,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
         fields: &[Field<'a>],
         start: usize,
         end: usize,
-        cells: &mut Cells<'a>,
+        cells: &mut std::iter::Copied<std::slice::Iter<'_, &'a str>>,
         line: &Line<'a>,
         level: usize,
     ) -> Result<V, B::Error> {
