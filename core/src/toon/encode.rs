@@ -286,8 +286,30 @@ pub fn encode_into<V: EncodeValue>(value: &V, opts: &EncodeOptions, out: &mut St
         folding: opts.key_folding == KeyFolding::Safe,
         flatten_depth: opts.flatten_depth,
         root_dotted: None,
+        prescan: false,
+        restart: false,
     };
-    w.root(value)
+    // Objects are first written in the order their entries come; one with
+    // an array-index key (rare) stops the walk, which then starts over
+    // with every object's keys scanned before it is written.
+    let start = w.out.len();
+    match w.root(value) {
+        Err(_) if w.restart => {
+            w.out.truncate(start);
+            w.any_line = false;
+            w.root_dotted = None;
+            w.prescan = true;
+            w.restart = false;
+            w.root(value)
+        }
+        r => r,
+    }
+}
+
+/// Whether an object key is an array index (re-ordered first).
+#[inline]
+fn is_index_key(k: &str) -> bool {
+    k.as_bytes().first().is_some_and(u8::is_ascii_digit) && array_index(k).is_some()
 }
 
 // ------------------------------------------------------------ text pieces
@@ -586,12 +608,15 @@ fn tabular_fields<'r, V: EncodeValue>(rows: &'r [V], nest: usize) -> Result<Opti
 /// [`tabular_fields`]: objects with array-index keys (re-ordered) and
 /// groups nested near [`MAX_DEPTH`] (which fail there).
 fn flat_fields<V: EncodeValue>(first: &V, nest: usize) -> Result<Option<Vec<Field<'_>>>, V::Error> {
-    if nest + 2 >= MAX_DEPTH || !matches!(first.kind()?, Kind::Object) || first.object_has_index_key()? {
+    if nest + 2 >= MAX_DEPTH || !matches!(first.kind()?, Kind::Object) {
         return Ok(None);
     }
     let mut fields: Vec<Field<'_>> = Vec::with_capacity(first.object_len());
     for entry in first.object_entries() {
         let (k, v) = entry?;
+        if is_index_key(&k) {
+            return Ok(None);
+        }
         let children = match v.kind()? {
             Kind::Object if v.object_len() > 0 => match flat_fields(&v, nest + 1)? {
                 Some(children) => into_owned_fields(children),
@@ -695,6 +720,11 @@ struct Writer<'o> {
     /// With folding: the root object's keys that contain a dot, which no
     /// folded path under the root may equal (`None` when there are none).
     root_dotted: Option<HashSet<String>>,
+    /// Whether objects are scanned for array-index keys before their
+    /// entries are written (see [`encode_into`]).
+    prescan: bool,
+    /// Set when the walk stopped to start over with `prescan`.
+    restart: bool,
 }
 
 /// Where an object's entries sit, for key folding (the reference 2.3.1's
@@ -1009,7 +1039,30 @@ impl Writer<'_> {
     fn object<V: EncodeValue>(&mut self, obj: &V, depth: usize, nest: usize, ctx: FoldCtx<'_>) -> Result<(), V::Error> {
         enter(nest)?;
         let dotted = if self.folding { dotted_keys(obj)? } else { None };
-        for_each_entry(obj, |_, k, v| self.entry(k, &v, depth, nest + 1, ctx, dotted.as_ref()))
+        self.entries(obj, |w, _, k, v| w.entry(k, &v, depth, nest + 1, ctx, dotted.as_ref()))
+    }
+
+    /// [`for_each_entry`] for entries that are written: without `prescan`,
+    /// in the object's own order, and an array-index key stops the walk to
+    /// start over (`restart`).
+    #[inline]
+    fn entries<V: EncodeValue>(
+        &mut self,
+        obj: &V,
+        mut f: impl FnMut(&mut Self, usize, &str, V) -> Result<(), V::Error>,
+    ) -> Result<(), V::Error> {
+        if self.prescan {
+            return for_each_entry(obj, |i, k, v| f(self, i, k, v));
+        }
+        for (i, entry) in obj.object_entries().enumerate() {
+            let (k, v) = entry?;
+            if is_index_key(&k) {
+                self.restart = true;
+                return Err(Error::new(Format::Toon, "TOON_RESTART", "the walk starts over").into());
+            }
+            f(self, i, &k, v)?;
+        }
+        Ok(())
     }
 
     /// One `key: value` entry (the reference's `encodeKeyValuePairLines`);
@@ -1234,11 +1287,11 @@ impl Writer<'_> {
         }
         let dotted = if self.folding { dotted_keys(obj)? } else { None };
         let ctx = self.fresh_ctx();
-        for_each_entry(obj, |i, k, v| {
+        self.entries(obj, |w, i, k, v| {
             if i == 0 {
-                self.first_entry(k, &v, depth, nest + 1)
+                w.first_entry(k, &v, depth, nest + 1)
             } else {
-                self.entry(k, &v, depth + 1, nest + 1, ctx, dotted.as_ref())
+                w.entry(k, &v, depth + 1, nest + 1, ctx, dotted.as_ref())
             }
         })
     }
@@ -1665,6 +1718,23 @@ mod tests {
             ("[{\"a\":{\"x\":1}},{\"a\":{\"x\":1,\"y\":2}}]", "[2]:\n  - a:\n      x: 1\n  - a:\n      x: 1\n      y: 2"),
             ("[{\"a\":{\"x\":1}},{\"a\":5}]", "[2]:\n  - a:\n      x: 1\n  - a: 5"),
             ("[{\"k\":[{\"a\":{\"b\":1},\"c\":2}]}]", "[1]:\n  - k[1]{a{b},c}:\n      1,2"),
+        ];
+        for (input, expected) in cases {
+            let v: serde_json::Value = serde_json::from_str(input).expect("json");
+            assert_eq!(enc(v), expected, "{input}");
+        }
+    }
+
+    /// Objects with array-index keys make the walk start over with keys
+    /// scanned first (expected texts from the reference 4.4.0's `encode`).
+    #[test]
+    fn index_keys_restart_the_walk() {
+        let cases = [
+            ("{\"a\":{\"b\":1,\"1\":2,\"0\":3},\"2\":\"x\"}", "\"2\": x\na:\n  \"0\": 3\n  \"1\": 2\n  b: 1"),
+            ("[{\"x\":1,\"10\":2,\"9\":3},{\"y\":{\"b\":1,\"0\":[1,2]}}]", "[2]:\n  - \"9\": 3\n    \"10\": 2\n    x: 1\n  - y:\n      \"0\"[2]: 1,2\n      b: 1"),
+            ("{\"k\":[{\"b\":1,\"0\":2},{\"b\":3,\"0\":4}]}", "k[2]{\"0\",b}:\n  2,1\n  4,3"),
+            ("{\"01\":1,\"4294967295\":2,\"4294967294\":3,\"z\":4}", "\"4294967294\": 3\n\"01\": 1\n\"4294967295\": 2\nz: 4"),
+            ("{\"a\":{\"b\":{\"c\":{\"5\":1,\"d\":2}}},\"e\":[{\"f\":{\"3\":1,\"g\":2}}]}", "a:\n  b:\n    c:\n      \"5\": 1\n      d: 2\ne[1]{f{\"3\",g}}:\n  1,2"),
         ];
         for (input, expected) in cases {
             let v: serde_json::Value = serde_json::from_str(input).expect("json");
