@@ -866,7 +866,10 @@ impl Writer<'_> {
                     self.out.push(self.delim_byte as char);
                 }
                 let item = item?;
-                self.primitive(&item.kind()?)?;
+                match item.kind() {
+                    Err(e) => return Err(e),
+                    Ok(ref kind) => self.primitive(kind)?,
+                }
             }
         }
         Ok(())
@@ -1076,25 +1079,30 @@ impl Writer<'_> {
         ctx: FoldCtx<'_>,
         dotted: Option<&HashSet<String>>,
     ) -> Result<(), V::Error> {
-        match v.kind()? {
-            Kind::Array => self.array(Some(k), v, depth, nest),
-            Kind::Object => {
-                if self.folding && self.fold(k, v, depth, nest, ctx, dotted)? {
-                    return Ok(());
+        // Matched in place: moving a just-built `Kind` out of the `Result`
+        // stalls on store forwarding.
+        match v.kind() {
+            Err(e) => Err(e),
+            Ok(ref kind) => match kind {
+                Kind::Array => self.array(Some(k), v, depth, nest),
+                Kind::Object => {
+                    if self.folding && self.fold(k, v, depth, nest, ctx, dotted)? {
+                        return Ok(());
+                    }
+                    if ctx.root_chain {
+                        let path = join_path(ctx.prefix, k);
+                        self.object_entry(k, v, depth, nest, FoldCtx { prefix: &path, ..ctx })
+                    } else {
+                        self.object_entry(k, v, depth, nest, ctx)
+                    }
                 }
-                if ctx.root_chain {
-                    let path = join_path(ctx.prefix, k);
-                    self.object_entry(k, v, depth, nest, FoldCtx { prefix: &path, ..ctx })
-                } else {
-                    self.object_entry(k, v, depth, nest, ctx)
+                kind => {
+                    self.line(depth);
+                    self.key(k);
+                    self.out.push_str(": ");
+                    Ok(self.primitive(&kind)?)
                 }
-            }
-            kind => {
-                self.line(depth);
-                self.key(k);
-                self.out.push_str(": ");
-                Ok(self.primitive(&kind)?)
-            }
+            },
         }
     }
 
@@ -1253,25 +1261,30 @@ impl Writer<'_> {
 
     /// One `- ` list item (the reference's `encodeListItemValueLines`).
     fn list_item<V: EncodeValue>(&mut self, v: &V, depth: usize, nest: usize) -> Result<(), V::Error> {
-        match v.kind()? {
-            Kind::Array => {
-                enter(nest)?;
-                self.item(depth);
-                if all_primitive(v)? {
-                    self.inline_array(None, v)
-                } else {
-                    self.header(None, v.array_len(), None, false);
-                    for item in v.array_items() {
-                        self.list_item(&item?, depth + 1, nest + 1)?;
+        // Matched in place: moving a just-built `Kind` out of the `Result`
+        // stalls on store forwarding.
+        match v.kind() {
+            Err(e) => Err(e),
+            Ok(ref kind) => match kind {
+                Kind::Array => {
+                    enter(nest)?;
+                    self.item(depth);
+                    if all_primitive(v)? {
+                        self.inline_array(None, v)
+                    } else {
+                        self.header(None, v.array_len(), None, false);
+                        for item in v.array_items() {
+                            self.list_item(&item?, depth + 1, nest + 1)?;
+                        }
+                        Ok(())
                     }
-                    Ok(())
                 }
-            }
-            Kind::Object => self.object_item(v, depth, nest),
-            kind => {
-                self.item(depth);
-                Ok(self.primitive(&kind)?)
-            }
+                Kind::Object => self.object_item(v, depth, nest),
+                kind => {
+                    self.item(depth);
+                    Ok(self.primitive(&kind)?)
+                }
+            },
         }
     }
 
@@ -1298,59 +1311,64 @@ impl Writer<'_> {
 
     /// The first entry of a list-item object, on the `- ` line.
     fn first_entry<V: EncodeValue>(&mut self, k: &str, v: &V, depth: usize, nest: usize) -> Result<(), V::Error> {
-        match v.kind()? {
-            Kind::Array => {
-                enter(nest)?;
-                let n = v.array_len();
-                if n == 0 {
+        // Matched in place: moving a just-built `Kind` out of the `Result`
+        // stalls on store forwarding.
+        match v.kind() {
+            Err(e) => Err(e),
+            Ok(ref kind) => match kind {
+                Kind::Array => {
+                    enter(nest)?;
+                    let n = v.array_len();
+                    if n == 0 {
+                        self.item(depth);
+                        self.key(k);
+                        self.out.push_str(": []");
+                        return Ok(());
+                    }
+                    if self.flat_table(Some(k), v, n, depth, true, nest)? {
+                        return Ok(());
+                    }
+                    let shape = item_shape(v)?;
+                    if shape.all_object {
+                        let rows = v.array_items().collect::<Result<Vec<V>, _>>()?;
+                        if let Some(fields) = tabular_fields(&rows, nest + 1)? {
+                            self.item(depth);
+                            self.header(Some(k), rows.len(), Some(&fields), false);
+                            return self.tabular_rows(&rows, &fields, depth + 2);
+                        }
+                    }
+                    self.item(depth);
+                    if shape.all_primitive {
+                        return self.inline_array(Some(k), v);
+                    }
+                    self.header(Some(k), n, None, false);
+                    for item in v.array_items() {
+                        self.list_item(&item?, depth + 2, nest + 1)?;
+                    }
+                    Ok(())
+                }
+                Kind::Object => {
+                    if let Some(Keyed { rows, fields }) = keyed_tabular(v, nest)? {
+                        self.item(depth);
+                        self.header(Some(k), rows.len(), Some(&fields), true);
+                        return self.keyed_rows(v, &fields, depth + 2);
+                    }
                     self.item(depth);
                     self.key(k);
-                    self.out.push_str(": []");
-                    return Ok(());
-                }
-                if self.flat_table(Some(k), v, n, depth, true, nest)? {
-                    return Ok(());
-                }
-                let shape = item_shape(v)?;
-                if shape.all_object {
-                    let rows = v.array_items().collect::<Result<Vec<V>, _>>()?;
-                    if let Some(fields) = tabular_fields(&rows, nest + 1)? {
-                        self.item(depth);
-                        self.header(Some(k), rows.len(), Some(&fields), false);
-                        return self.tabular_rows(&rows, &fields, depth + 2);
+                    self.out.push(':');
+                    if v.object_len() > 0 {
+                        let ctx = self.fresh_ctx();
+                        self.object(v, depth + 2, nest, ctx)?;
                     }
+                    Ok(())
                 }
-                self.item(depth);
-                if shape.all_primitive {
-                    return self.inline_array(Some(k), v);
-                }
-                self.header(Some(k), n, None, false);
-                for item in v.array_items() {
-                    self.list_item(&item?, depth + 2, nest + 1)?;
-                }
-                Ok(())
-            }
-            Kind::Object => {
-                if let Some(Keyed { rows, fields }) = keyed_tabular(v, nest)? {
+                kind => {
                     self.item(depth);
-                    self.header(Some(k), rows.len(), Some(&fields), true);
-                    return self.keyed_rows(v, &fields, depth + 2);
+                    self.key(k);
+                    self.out.push_str(": ");
+                    Ok(self.primitive(&kind)?)
                 }
-                self.item(depth);
-                self.key(k);
-                self.out.push(':');
-                if v.object_len() > 0 {
-                    let ctx = self.fresh_ctx();
-                    self.object(v, depth + 2, nest, ctx)?;
-                }
-                Ok(())
-            }
-            kind => {
-                self.item(depth);
-                self.key(k);
-                self.out.push_str(": ");
-                Ok(self.primitive(&kind)?)
-            }
+            },
         }
     }
 }
