@@ -1100,7 +1100,7 @@ impl Writer<'_> {
                     self.line(depth);
                     self.key(k);
                     self.out.push_str(": ");
-                    Ok(self.primitive(&kind)?)
+                    Ok(self.primitive(kind)?)
                 }
             },
         }
@@ -1282,7 +1282,7 @@ impl Writer<'_> {
                 Kind::Object => self.object_item(v, depth, nest),
                 kind => {
                     self.item(depth);
-                    Ok(self.primitive(&kind)?)
+                    Ok(self.primitive(kind)?)
                 }
             },
         }
@@ -1366,7 +1366,7 @@ impl Writer<'_> {
                     self.item(depth);
                     self.key(k);
                     self.out.push_str(": ");
-                    Ok(self.primitive(&kind)?)
+                    Ok(self.primitive(kind)?)
                 }
             },
         }
