@@ -218,3 +218,21 @@ export declare function tetherToHex(data: Uint8Array): string
 
 /** The `send` tool's arguments as JSON text. */
 export declare function tetherToolArguments(receiverTyped: string, selector: string, argumentsTyped: string, latin1?: boolean | undefined | null): string
+
+/** Benchmark only: decode TOON text to JavaScript values built through N-API. */
+export declare function toonDecodeDirect(text: string, indent: number, strict: boolean): unknown
+
+/** Decode TOON text to the reference's event stream, as a JSON array. */
+export declare function toonDecodeEventsJson(text: unknown, indent: number, strict: boolean, expandPaths: boolean): unknown
+
+/** Decode TOON text to JSON text (for `JSON.parse`). */
+export declare function toonDecodeJson(text: unknown, indent: number, strict: boolean, expandPaths: boolean): unknown
+
+/** Benchmark only: encode a plain JSON-model value read through N-API. */
+export declare function toonEncodeDirect(value: unknown, indent: number, delimiter: number): string
+
+/**
+ * Encode the value that `json` (written by `JSON.stringify`) holds. With
+ * `rawKey`, objects `{"<rawKey>": n}` stand for verbatim text `raws[n]`.
+ */
+export declare function toonEncodeJson(json: unknown, indent: number, delimiter: number, keyFolding: boolean, flattenDepth: number, rawKey?: string | undefined | null, raws?: Array<string> | undefined | null): unknown

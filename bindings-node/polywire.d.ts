@@ -1,4 +1,5 @@
 export * as kado from './kado'
+export * as toon from './toon'
 export * as tether from './tether'
 export * as axon from './axon'
 export * as kameo from './kameo'

@@ -5,6 +5,7 @@ const errors = require('./errors.js')
 
 module.exports = {
   kado: require('./kado.js'),
+  toon: require('./toon.js'),
   tether: require('./tether.js'),
   axon: require('./axon.js'),
   kameo: require('./kameo.js'),

@@ -8,5 +8,6 @@
 mod axon;
 mod errors;
 mod kado;
+mod toon;
 mod tether;
 mod kameo;

@@ -11,6 +11,7 @@ mod axon;
 mod kado;
 mod kameo;
 mod pyjson;
+mod toon;
 mod tether;
 
 use pyo3::prelude::*;
@@ -20,6 +21,7 @@ fn _polywire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     errors::register(m)?;
     kado::register(m)?;
+    toon::register(m)?;
     tether::register(m)?;
     axon::register(m)?;
     kameo::register(m)?;

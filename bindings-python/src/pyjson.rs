@@ -325,11 +325,21 @@ impl BuildError {
 /// Builds Python objects directly from parser events.
 pub struct PyBuilder<'py> {
     py: Python<'py>,
+    /// Recently made keys (a direct-mapped cache): rows of tables and
+    /// arrays of objects repeat the same keys, which then cost no new
+    /// string, no hashing and no intern-table lookup.
+    keys: Vec<Option<(Box<str>, Bound<'py, PyAny>)>>,
 }
+
+const KEY_SLOTS: usize = 64;
 
 impl<'py> PyBuilder<'py> {
     pub fn new(py: Python<'py>) -> Self {
-        PyBuilder { py }
+        PyBuilder { py, keys: Vec::new() }
+    }
+
+    pub fn py(&self) -> Python<'py> {
+        self.py
     }
 }
 
@@ -382,12 +392,26 @@ impl<'py> Builder for PyBuilder<'py> {
     #[inline]
     fn key(&mut self, s: &str) -> Result<Self::Key, BuildError> {
         // Keys repeat across objects: intern short ones so equal keys share
-        // one object (cheaper dict hashing and less memory).
-        if s.len() <= 64 {
-            Ok(pyo3::types::PyString::intern(self.py, s).into_any())
-        } else {
-            Ok(new_str(self.py, s)?)
+        // one object (cheaper dict hashing and less memory), and keep the
+        // last ones at hand.
+        if s.len() > 64 {
+            return Ok(new_str(self.py, s)?);
         }
+        let b = s.as_bytes();
+        let slot = (b.len().wrapping_mul(31) ^ b.first().map_or(0, |&c| c as usize * 7) ^ b.last().map_or(0, |&c| c as usize)) % KEY_SLOTS;
+        if self.keys.is_empty() {
+            self.keys.resize_with(KEY_SLOTS, || None);
+        }
+        if let Some(Some((text, key))) = self.keys.get(slot) {
+            if **text == *s {
+                return Ok(key.clone());
+            }
+        }
+        let key = pyo3::types::PyString::intern(self.py, s).into_any();
+        if let Some(entry) = self.keys.get_mut(slot) {
+            *entry = Some((s.into(), key.clone()));
+        }
+        Ok(key)
     }
     fn array(&mut self, items: Drain<'_, Self::Value>) -> Result<Self::Value, BuildError> {
         unsafe {
@@ -414,6 +438,22 @@ impl<'py> Builder for PyBuilder<'py> {
                 }
             }
             Ok(dict)
+        }
+    }
+    /// Number tokens of text formats (TOON): integers of any size exact, as
+    /// Python ints; other numbers as the reference's double.
+    fn number_token(&mut self, text: &str, integer: bool) -> Result<Option<Self::Value>, BuildError> {
+        if integer {
+            if let Ok(i) = text.parse::<i64>() {
+                return self.int(i).map(Some);
+            }
+        }
+        match text.parse::<f64>() {
+            // A number at all only when finite as a double (as for the
+            // reference); integers then exact.
+            Ok(f) if f.is_finite() && integer => self.big_int(text).map(Some),
+            Ok(f) if f.is_finite() => self.float(if f == 0.0 { 0.0 } else { f }).map(Some),
+            _ => Ok(None),
         }
     }
 }

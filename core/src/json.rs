@@ -273,6 +273,29 @@ pub trait Builder {
     fn key(&mut self, s: &str) -> Result<Self::Key, Self::Error>;
     fn array(&mut self, items: Drain<'_, Self::Value>) -> Result<Self::Value, Self::Error>;
     fn object(&mut self, entries: Drain<'_, (Self::Key, Self::Value)>) -> Result<Self::Value, Self::Error>;
+
+    /// A number token of a text format (TOON), with its source text, so a
+    /// builder can see the literal (Python's `parse_int`/`parse_float`
+    /// hooks, exact big integers). `text` matches
+    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?` and `integer` says it
+    /// has no fraction and no exponent. Returns `None` when the token is not
+    /// a number after all (its double value is infinite: it stays a string).
+    ///
+    /// The default is the JavaScript reading: an integer literal that fits
+    /// an i64 goes to [`Builder::int`] (exact; `-0` gives 0), any other
+    /// number to [`Builder::float`] as the double `Number(text)` gives,
+    /// with `-0` as `0`.
+    fn number_token(&mut self, text: &str, integer: bool) -> Result<Option<Self::Value>, Self::Error> {
+        if integer {
+            if let Ok(i) = text.parse::<i64>() {
+                return self.int(i).map(Some);
+            }
+        }
+        match text.parse::<f64>() {
+            Ok(f) if f.is_finite() => self.float(if f == 0.0 { 0.0 } else { f }).map(Some),
+            _ => Ok(None),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy)]

@@ -4,6 +4,8 @@ Submodules, one per format:
 
 - ``polywire.kado``: Kado frames (the "TOON protocol" binary framing between the Kado
   orchestrator and its ai-engine).
+- ``polywire.toon``: TOON text (Token-Oriented Object Notation), shaped like
+  ``toon_format``, byte-exact with the ``@toon-format/toon`` reference.
 - ``polywire.tether``: Tether, Caffeine's 32-bit tagged object encoding.
 - ``polywire.axon``: AXON v2 agent-to-agent JSON envelopes.
 - ``polywire.kameo``: Kameo remote actors (the Rust ``kameo`` crate's CBOR messaging,

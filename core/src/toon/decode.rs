@@ -15,7 +15,10 @@
 //! A token is a number when it matches the spec grammar
 //! `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?` and its value is finite
 //! as a double (`1e999` stays the string `"1e999"`, as in the reference).
-//! The reference turns every number into a JavaScript double; here:
+//! Number tokens go through [`Builder::number_token`] with their text, so a
+//! builder may read them its own way (the Python binding keeps integers of
+//! any size exact and honours `parse_int`/`parse_float`). The reference
+//! turns every number into a JavaScript double; the default reading:
 //! - a literal with no fraction and no exponent that fits an `i64` is handed
 //!   to [`Builder::int`] exactly (`-0` gives `0`). Beyond 2^53 this keeps
 //!   digits a double would round; a JavaScript binding converting the `i64`
@@ -1187,6 +1190,10 @@ impl<B: Builder> Builder for Plain<'_, B> {
     fn object(&mut self, entries: Drain<'_, (B::Key, B::Value)>) -> Result<B::Value, B::Error> {
         self.0.object(entries)
     }
+    #[inline]
+    fn number_token(&mut self, text: &str, integer: bool) -> Result<Option<B::Value>, B::Error> {
+        self.0.number_token(text, integer)
+    }
 }
 
 impl<B: Builder> Sink for Plain<'_, B> {
@@ -1204,6 +1211,9 @@ enum Tree {
     Bool(bool),
     Int(i64),
     Float(f64),
+    /// A number token kept as text for the caller's
+    /// [`Builder::number_token`] (`true`: an integer literal).
+    Num(String, bool),
     Str(String),
     Array(Vec<Tree>),
     Object(Obj),
@@ -1244,7 +1254,7 @@ impl Tree {
     fn type_name(&self) -> &'static str {
         match self {
             Tree::Bool(_) => "boolean",
-            Tree::Int(_) | Tree::Float(_) => "number",
+            Tree::Int(_) | Tree::Float(_) | Tree::Num(..) => "number",
             Tree::Str(_) => "string",
             Tree::Null | Tree::Array(_) | Tree::Object(_) => "object",
         }
@@ -1272,6 +1282,14 @@ impl Builder for TreeBuilder {
     }
     fn float(&mut self, f: f64) -> Result<Tree> {
         Ok(Tree::Float(f))
+    }
+    fn number_token(&mut self, text: &str, integer: bool) -> Result<Option<Tree>> {
+        // Finite as a double, else the token is a string (as by default).
+        if text.parse::<f64>().is_ok_and(f64::is_finite) {
+            Ok(Some(Tree::Num(text.to_owned(), integer)))
+        } else {
+            Ok(None)
+        }
     }
     fn string(&mut self, s: &str) -> Result<Tree> {
         Ok(Tree::Str(s.to_owned()))
@@ -1445,6 +1463,10 @@ fn replay<B: Builder>(
         Tree::Bool(v) => b.bool(v),
         Tree::Int(i) => b.int(i),
         Tree::Float(f) => b.float(f),
+        Tree::Num(text, integer) => match b.number_token(&text, integer)? {
+            Some(v) => Ok(v),
+            None => b.string(&text),
+        },
         Tree::Str(s) => b.string(&s),
         Tree::Array(items) => {
             let base = values.len();
@@ -2169,14 +2191,10 @@ impl<'a, V, K> Decoder<'a, V, K> {
             Some(b'n') if t == "null" => return b.null(),
             Some(b'-' | b'0'..=b'9') => {
                 if let Some(integer) = number_form(tb) {
-                    if integer {
-                        if let Ok(i) = t.parse::<i64>() {
-                            return b.int(i);
-                        }
-                    }
-                    let f = t.parse::<f64>().unwrap_or(f64::INFINITY);
-                    if f.is_finite() {
-                        return b.float(if f == 0.0 { 0.0 } else { f });
+                    // The builder reads the literal (by default as the
+                    // reference does); `None`: not finite, stays a string.
+                    if let Some(v) = b.number_token(t, integer)? {
+                        return Ok(v);
                     }
                 }
             }

@@ -387,12 +387,13 @@ fn push_quoted(out: &mut String, s: &str) {
     out.push('"');
     let bytes = s.as_bytes();
     let mut start = 0;
-    for (i, &c) in bytes.iter().enumerate() {
-        if c >= 0x20 && c != b'"' && c != b'\\' {
-            continue;
-        }
+    loop {
+        // The bytes to escape are JSON's (`"`, `\`, C0 controls): skip the
+        // runs between them eight bytes at a time.
+        let i = crate::json::find_special(bytes, start);
         // Every byte escaped is ASCII, so `start..i` lies on char boundaries.
         out.push_str(&s[start..i]);
+        let Some(&c) = bytes.get(i) else { break };
         match c {
             b'"' => out.push_str("\\\""),
             b'\\' => out.push_str("\\\\"),
@@ -407,7 +408,6 @@ fn push_quoted(out: &mut String, s: &str) {
         }
         start = i + 1;
     }
-    out.push_str(&s[start..]);
     out.push('"');
 }
 

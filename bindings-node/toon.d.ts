@@ -1,0 +1,115 @@
+/**
+ * TOON text (Token-Oriented Object Notation): a drop-in for
+ * `@toon-format/toon` 4.4.0 with the same exports, options and output bytes,
+ * implemented in Rust. Beyond the reference (spec v3 features, off by
+ * default): `keyFolding: 'safe'` with `flattenDepth` when encoding and
+ * `expandPaths: 'safe'` when decoding.
+ */
+import { PolywireError } from './errors'
+
+export declare const DELIMITERS: {
+  readonly comma: ','
+  readonly tab: '\t'
+  readonly pipe: '|'
+}
+export type DelimiterKey = keyof typeof DELIMITERS
+export type Delimiter = (typeof DELIMITERS)[DelimiterKey]
+export declare const DEFAULT_DELIMITER: Delimiter
+/** Deepest nesting encoded or decoded. */
+export declare const MAX_DEPTH: 1024
+/** Largest `indentSize` accepted when encoding. */
+export declare const MAX_INDENT: 256
+
+export type JsonPrimitive = string | number | boolean | null
+export type JsonObject = { [Key in string]: JsonValue } & { [Key in string]?: JsonValue | undefined }
+export type JsonArray = JsonValue[] | readonly JsonValue[]
+export type JsonValue = JsonPrimitive | JsonObject | JsonArray
+
+/**
+ * Transforms or filters values during encoding, as `JSON.stringify`'s
+ * replacer does, with the path from the root. Return `undefined` to omit a
+ * property or element (at the root: no change).
+ */
+export type EncodeReplacer = (key: string, value: JsonValue, path: readonly (string | number)[]) => unknown
+
+export interface EncodeOptions {
+  /** Spaces per indentation level (0 to 256). @default 2 */
+  indentSize?: number
+  /** @deprecated Use `indentSize` instead. */
+  indent?: number
+  /** Delimiter of tabular rows and inline arrays. @default DELIMITERS.comma */
+  delimiter?: Delimiter
+  /** Called for the root and every property and element. */
+  replacer?: EncodeReplacer
+  /** Fold chains of single-key objects into dotted keys (spec v3). @default 'off' */
+  keyFolding?: 'off' | 'safe'
+  /** Most segments in a folded key. @default Infinity */
+  flattenDepth?: number
+}
+
+export interface DecodeOptions {
+  /** Spaces per indentation level (at least 1). @default 2 */
+  indentSize?: number
+  /** @deprecated Use `indentSize` instead. */
+  indent?: number
+  /** Validate lengths, indentation, blank lines and duplicate keys. @default true */
+  strict?: boolean
+  /** Expand dotted keys into nested objects (spec v3). @default 'off' */
+  expandPaths?: 'off' | 'safe'
+}
+export type DecodeStreamOptions = DecodeOptions
+
+export type JsonStreamEvent =
+  | { type: 'startObject' }
+  | { type: 'endObject' }
+  | { type: 'startArray'; length: number }
+  | { type: 'endArray' }
+  | { type: 'key'; key: string }
+  | { type: 'primitive'; value: JsonPrimitive }
+
+/**
+ * Thrown when TOON text cannot be decoded. Extends `SyntaxError`; the
+ * message starts with `Line N: `.
+ */
+export declare class ToonDecodeError extends SyntaxError {
+  /** 1-based line of the problem, if known. */
+  readonly line?: number
+  /** The offending line as written (including indentation), if known. */
+  readonly source?: string
+  /** Stable machine-readable code, e.g. `TOON_LENGTH_MISMATCH`. */
+  readonly code: string
+  /** 1-based column of the problem, where it applies. */
+  readonly column?: number
+  constructor(
+    message: string,
+    context?: { line?: number; source?: string; cause?: unknown; code?: string; column?: number },
+  )
+}
+
+/** Thrown when a value cannot be encoded (nesting beyond `MAX_DEPTH`). */
+export declare class ToonEncodeError extends PolywireError {}
+
+/** Text emitted verbatim at a primitive position. */
+export interface RawString {
+  readonly value: string
+}
+/** Wrap pre-formatted text to be emitted verbatim (typically from a replacer). */
+export declare function rawString(value: string): RawString
+/** Escape a string as the encoder does inside quotes (without the quotes). */
+export declare function escapeString(value: string): string
+
+/** Encode a value as TOON text (no trailing newline). */
+export declare function encode(input: unknown, options?: EncodeOptions): string
+/** Decode TOON text to a value. */
+export declare function decode(input: string, options?: DecodeOptions): JsonValue
+/** Encode a value as TOON lines. */
+export declare function encodeLines(input: unknown, options?: EncodeOptions): Iterable<string>
+/** Decode TOON given as lines. */
+export declare function decodeFromLines(lines: Iterable<string>, options?: DecodeOptions): JsonValue
+/** Decode TOON lines to JSON events. */
+export declare function decodeStreamSync(lines: Iterable<string>, options?: DecodeStreamOptions): Iterable<JsonStreamEvent>
+/** Decode TOON lines from a sync or async iterable to JSON events. */
+export declare function decodeStream(
+  source: AsyncIterable<string> | Iterable<string>,
+  options?: DecodeStreamOptions,
+): AsyncIterable<JsonStreamEvent>

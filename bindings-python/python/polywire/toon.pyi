@@ -1,0 +1,85 @@
+from collections.abc import Callable
+from enum import Enum
+from typing import IO, Any, Final, Literal
+
+from polywire._polywire import ToonDecodeError as ToonDecodeError
+from polywire._polywire import ToonEncodeError as ToonEncodeError
+
+__all__: list[str]
+
+MAX_DEPTH: Final[int]
+
+class Delimiter(str, Enum):
+    COMMA = ","
+    TAB = "\t"
+    PIPE = "|"
+
+def dumps(
+    obj: Any,
+    *,
+    indent_size: int = 2,
+    delimiter: str = ",",
+    default: Callable[[Any], Any] | None = None,
+    sort_keys: bool = False,
+    indent: int | None = None,
+    key_folding: Literal["off", "safe"] | None = None,
+    flatten_depth: int | float | None = None,
+) -> str:
+    """Serialize ``obj`` to a TOON document (no trailing newline).
+
+    ``indent`` is the older name of ``indent_size``. ``key_folding="safe"`` folds
+    chains of single-key objects into dotted keys, at most ``flatten_depth``
+    segments (default unbounded).
+
+    Raises ``TypeError`` for a value of an unsupported type (with its path) or a
+    bad mapping key, ``ValueError`` for a bad option, an unpaired surrogate, keys
+    that collide once converted, and ``ToonEncodeError`` (a ``ValueError``) for
+    values nested deeper than ``MAX_DEPTH``.
+    """
+
+def dump(
+    obj: Any,
+    fp: IO[str],
+    *,
+    indent_size: int = 2,
+    delimiter: str = ",",
+    default: Callable[[Any], Any] | None = None,
+    sort_keys: bool = False,
+    indent: int | None = None,
+    key_folding: Literal["off", "safe"] | None = None,
+    flatten_depth: int | float | None = None,
+) -> None: ...
+
+def loads(
+    s: str | bytes | bytearray | memoryview,
+    *,
+    strict: bool = True,
+    indent_size: int = 2,
+    parse_float: Callable[[str], Any] | None = None,
+    parse_int: Callable[[str], Any] | None = None,
+    object_hook: Callable[[dict[str, Any]], Any] | None = None,
+    object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
+    indent: int | None = None,
+    expand_paths: Literal["off", "safe"] | None = None,
+) -> Any:
+    """Deserialize a TOON document (bytes are read as UTF-8).
+
+    Raises ``ToonDecodeError`` (a ``ValueError``) with ``code``, ``line``,
+    ``column``, ``source`` and ``msg`` for text that is not valid TOON.
+    """
+
+def load(
+    fp: IO[str] | IO[bytes],
+    *,
+    strict: bool = True,
+    indent_size: int = 2,
+    parse_float: Callable[[str], Any] | None = None,
+    parse_int: Callable[[str], Any] | None = None,
+    object_hook: Callable[[dict[str, Any]], Any] | None = None,
+    object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
+    indent: int | None = None,
+    expand_paths: Literal["off", "safe"] | None = None,
+) -> Any: ...
+
+encode = dumps
+decode = loads
