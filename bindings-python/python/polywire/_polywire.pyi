@@ -11,6 +11,7 @@ __all__ = [
     "AxonError",
     "KameoError",
     "kado",
+    "toon",
     "tether",
     "axon",
     "kameo",
