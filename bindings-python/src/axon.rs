@@ -426,9 +426,11 @@ struct Session {
 
 #[pymethods]
 impl Session {
+    // text_signature spells out the default pyo3 would show as `...`; tests-py/test_stubs.py checks it equals the constant.
     #[new]
     #[pyo3(signature = (local_id, *, protocol_versions=None, features=None, agent_name=None, expected_peer=None,
-                        replay_window_ms=axon::REPLAY_WINDOW_MS, replay_capacity=axon::REPLAY_CACHE_CAPACITY))]
+                        replay_window_ms=axon::REPLAY_WINDOW_MS, replay_capacity=axon::REPLAY_CACHE_CAPACITY),
+           text_signature = "(local_id, *, protocol_versions=None, features=None, agent_name=None, expected_peer=None, replay_window_ms=300000, replay_capacity=100000)")]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,

@@ -222,8 +222,10 @@ struct FrameDecoder {
 
 #[pymethods]
 impl FrameDecoder {
+    // text_signature spells out the default pyo3 would show as `...`; tests-py/test_stubs.py checks it equals the constant.
     #[new]
-    #[pyo3(signature = (max_frame_size=kado::DEFAULT_MAX_FRAME_SIZE, *, raw=false))]
+    #[pyo3(signature = (max_frame_size=kado::DEFAULT_MAX_FRAME_SIZE, *, raw=false),
+           text_signature = "(max_frame_size=16777216, *, raw=False)")]
     fn new(max_frame_size: usize, raw: bool) -> PyResult<Self> {
         if max_frame_size < HEADER_SIZE {
             return Err(arg_error(format!("max_frame_size must be at least {HEADER_SIZE}, got {max_frame_size}")));

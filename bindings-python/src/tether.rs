@@ -273,15 +273,17 @@ fn arguments_arg(py: Python<'_>, arguments: &Bound<'_, PyAny>, max_depth: usize)
     }
 }
 
+// The text_signatures below spell out max_depth=256, which pyo3 would show as `...`;
+// tests-py/test_stubs.py checks it equals DEFAULT_MAX_DEPTH.
 #[pyfunction]
-#[pyo3(signature = (value, latin1=false, max_depth=tether::DEFAULT_MAX_DEPTH))]
+#[pyo3(signature = (value, latin1=false, max_depth=tether::DEFAULT_MAX_DEPTH), text_signature = "(value, latin1=False, max_depth=256)")]
 fn encode<'py>(py: Python<'py>, value: &Bound<'py, PyAny>, latin1: bool, max_depth: usize) -> PyResult<Bound<'py, PyBytes>> {
     let v = to_value(py, value, 0, max_depth)?;
     Ok(PyBytes::new(py, &tether::encode_with(&v, &options(latin1, max_depth)).py_err(py)?))
 }
 
 #[pyfunction]
-#[pyo3(signature = (data, latin1=false, max_depth=tether::DEFAULT_MAX_DEPTH))]
+#[pyo3(signature = (data, latin1=false, max_depth=tether::DEFAULT_MAX_DEPTH), text_signature = "(data, latin1=False, max_depth=256)")]
 fn decode<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, latin1: bool, max_depth: usize) -> PyResult<Bound<'py, PyAny>> {
     let v = with_bytes(data, |b| tether::decode_with(b, &options(latin1, max_depth)).py_err(py))?;
     from_value(py, &v)
@@ -289,7 +291,7 @@ fn decode<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, latin1: bool, max_dept
 
 /// `(uuid, receiver, selector, arguments)` -> bytes; a random UUID when None.
 #[pyfunction]
-#[pyo3(signature = (receiver, selector, arguments, uuid=None, latin1=false, max_depth=tether::DEFAULT_MAX_DEPTH))]
+#[pyo3(signature = (receiver, selector, arguments, uuid=None, latin1=false, max_depth=tether::DEFAULT_MAX_DEPTH), text_signature = "(receiver, selector, arguments, uuid=None, latin1=False, max_depth=256)")]
 fn encode_message_send<'py>(
     py: Python<'py>,
     receiver: &Bound<'py, PyAny>,
@@ -323,7 +325,7 @@ fn encode_message_send<'py>(
 
 /// bytes -> `(uuid, receiver, selector, arguments)`.
 #[pyfunction]
-#[pyo3(signature = (data, latin1=false, max_depth=tether::DEFAULT_MAX_DEPTH))]
+#[pyo3(signature = (data, latin1=false, max_depth=tether::DEFAULT_MAX_DEPTH), text_signature = "(data, latin1=False, max_depth=256)")]
 fn decode_message_send<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, latin1: bool, max_depth: usize) -> PyResult<Bound<'py, PyTuple>> {
     let m = with_bytes(data, |b| tether::decode_message_send_with(b, &options(latin1, max_depth)).py_err(py))?;
     let args = PyList::empty(py);
@@ -334,7 +336,7 @@ fn decode_message_send<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, latin1: b
 }
 
 #[pyfunction]
-#[pyo3(signature = (value, uuid=None, latin1=false, max_depth=tether::DEFAULT_MAX_DEPTH))]
+#[pyo3(signature = (value, uuid=None, latin1=false, max_depth=tether::DEFAULT_MAX_DEPTH), text_signature = "(value, uuid=None, latin1=False, max_depth=256)")]
 fn encode_answer<'py>(
     py: Python<'py>,
     value: &Bound<'py, PyAny>,
@@ -349,7 +351,7 @@ fn encode_answer<'py>(
 
 /// bytes -> `(uuid or None, result)`.
 #[pyfunction]
-#[pyo3(signature = (data, latin1=false, max_depth=tether::DEFAULT_MAX_DEPTH))]
+#[pyo3(signature = (data, latin1=false, max_depth=tether::DEFAULT_MAX_DEPTH), text_signature = "(data, latin1=False, max_depth=256)")]
 fn decode_answer<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, latin1: bool, max_depth: usize) -> PyResult<Bound<'py, PyTuple>> {
     let a = with_bytes(data, |b| tether::decode_answer_with(b, &options(latin1, max_depth)).py_err(py))?;
     let uuid = match &a.uuid {

@@ -9,4 +9,14 @@ from polywire._polywire import (
 )
 
 __version__: str
-__all__: list[str]
+
+__all__ = [
+    "AxonError",
+    "KadoError",
+    "KameoError",
+    "PolywireError",
+    "TetherError",
+    "ToonDecodeError",
+    "ToonEncodeError",
+    "__version__",
+]

@@ -1,6 +1,22 @@
 # The native module. Use the public submodules (polywire.kado, ...) instead.
 from types import ModuleType
 
+__all__ = [
+    "__version__",
+    "PolywireError",
+    "KadoError",
+    "ToonDecodeError",
+    "ToonEncodeError",
+    "TetherError",
+    "AxonError",
+    "KameoError",
+    "kado",
+    "toon",
+    "tether",
+    "axon",
+    "kameo",
+]
+
 __version__: str
 
 class PolywireError(ValueError):

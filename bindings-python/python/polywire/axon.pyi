@@ -1,8 +1,39 @@
-from typing import Any, Final, Literal, Optional, Sequence, TypedDict, Union
+from typing import Any, Final, Literal, Optional, Sequence, TypedDict, Union, final
 
 from polywire._polywire import AxonError as AxonError
 
+__all__ = [
+    "DEFAULT_DEADLINE_MS",
+    "ERROR_CODES",
+    "KINDS",
+    "KIND_RULES",
+    "MAX_MESSAGE_SIZE",
+    "OPTIONAL_KINDS",
+    "PAYLOAD_DEFAULTS",
+    "PROTOCOL_VERSION",
+    "REPLAY_WINDOW_MS",
+    "REQUIRED_KINDS",
+    "AxonError",
+    "Session",
+    "agent_id",
+    "agent_id_from_seed",
+    "decode",
+    "encode",
+    "envelope",
+    "error_envelope",
+    "is_agent_id",
+    "negotiate",
+    "public_key_from_seed",
+    "reply",
+    "same_agent",
+    "validate",
+]
+
 _Bytes = bytes | bytearray | memoryview
+
+# Kind, ErrorCode, Stream, Route, Payload, the TypedDicts below and Envelope exist only for
+# type checkers (the runtime uses str and plain dicts): import them under
+# ``if typing.TYPE_CHECKING:``.
 Kind = Literal["hello", "ping", "pong", "query", "response", "delegate", "ack", "result",
                "notify", "cancel", "discover", "capabilities", "error"]
 ErrorCode = Literal["not_authorized", "unknown_domain", "overloaded", "internal", "timeout",
@@ -98,25 +129,27 @@ Payload = Union[HelloPayload, PongPayload, QueryPayload, ResponsePayload, Delega
 
 Envelope = TypedDict("Envelope", {"v": int, "id": str, "from": str, "to": str, "ts": int, "kind": Kind,
                                   "ref": Optional[str], "payload": dict[str, Any]})
+# An envelope argument: one this module returned, or any dict (validated at runtime).
+_EnvelopeArg = Union[Envelope, dict[str, Any]]
 
 def decode(data: Union[_Bytes, str], fill_defaults: bool = True) -> Envelope:
     """Decode and validate one message body (at most 65,536 bytes)."""
 
-def encode(envelope: dict[str, Any]) -> bytes:
+def encode(envelope: _EnvelopeArg) -> bytes:
     """Validate an envelope dict (payload as given) and encode it as upstream writes it."""
 
-def validate(envelope: dict[str, Any], fill_defaults: bool = True) -> Envelope:
+def validate(envelope: _EnvelopeArg, fill_defaults: bool = True) -> Envelope:
     """Validate an envelope dict; return its normalized form."""
 
 def envelope(from_: str, to: str, kind: Kind, payload: Payload, ref_: Optional[str] = None,
              id: Optional[str] = None, ts: Optional[int] = None) -> Envelope:
     """A new message: v 1, a fresh UUID v4 id and the current time unless given."""
 
-def reply(request: dict[str, Any], kind: Kind, payload: Payload, id: Optional[str] = None, ts: Optional[int] = None) -> Envelope:
+def reply(request: _EnvelopeArg, kind: Kind, payload: Payload, id: Optional[str] = None, ts: Optional[int] = None) -> Envelope:
     """A reply: ``ref`` = the request's id, from/to swapped, fresh id and time. The kind must
     answer the request's kind (a ping is answered with pong or error, ...)."""
 
-def error_envelope(request: dict[str, Any], code: ErrorCode, message: str, retryable: bool = False,
+def error_envelope(request: _EnvelopeArg, code: ErrorCode, message: str, retryable: bool = False,
                    id: Optional[str] = None, ts: Optional[int] = None) -> Envelope:
     """An ``error`` reply to ``request``. Make ``message`` instructive."""
 
@@ -163,15 +196,16 @@ class Inbound(TypedDict, total=False):
     reason: Literal["malformed", "before_hello", "replay", "wrong_stream", "unknown_kind", "unexpected_reply"]
     message: str
 
+@final
 class Session:
     """A sans-IO AXON connection endpoint (hello gating, ref matching, 300 s replay window)."""
 
-    def __init__(self, local_id: str, *, protocol_versions: Optional[Sequence[int]] = None,
-                 features: Optional[Sequence[str]] = None, agent_name: Optional[str] = None,
-                 expected_peer: Optional[str] = None, replay_window_ms: int = 300000,
-                 replay_capacity: int = 100000) -> None: ...
+    def __new__(cls, local_id: str, *, protocol_versions: Optional[Sequence[int]] = None,
+                features: Optional[Sequence[str]] = None, agent_name: Optional[str] = None,
+                expected_peer: Optional[str] = None, replay_window_ms: int = 300000,
+                replay_capacity: int = 100000) -> Session: ...
     def hello(self, to: str, now_ms: Optional[int] = None) -> Outbound: ...
-    def send(self, envelope: dict[str, Any], now_ms: Optional[int] = None) -> Outbound: ...
+    def send(self, envelope: _EnvelopeArg, now_ms: Optional[int] = None) -> Outbound: ...
     def receive(self, data: _Bytes, stream: Stream, now_ms: Optional[int] = None) -> Inbound: ...
     def expire(self, now_ms: Optional[int] = None) -> list[Pending]: ...
     def forget(self, id: str) -> Optional[Pending]: ...

@@ -1,7 +1,29 @@
 from enum import IntEnum
-from typing import Any, Final, TypedDict
+from typing import Any, Final, TypedDict, final
 
 from polywire._polywire import KadoError as KadoError
+
+__all__ = [
+    "COMPRESSION_THRESHOLD",
+    "DEFAULT_MAX_FRAME_SIZE",
+    "FrameDecoder",
+    "HEADER_FORMAT",
+    "HEADER_SIZE",
+    "KadoError",
+    "MAGIC_COMPRESSED",
+    "MessageType",
+    "TOON_VERSION",
+    "compress",
+    "decode",
+    "decode_header",
+    "decode_raw",
+    "decompress",
+    "encode",
+    "encode_header",
+    "encode_payload",
+    "is_compressed",
+    "validate",
+]
 
 _Bytes = bytes | bytearray | memoryview
 
@@ -21,6 +43,9 @@ HEADER_FORMAT: Final[str]
 COMPRESSION_THRESHOLD: Final[int]
 MAGIC_COMPRESSED: Final[int]
 DEFAULT_MAX_FRAME_SIZE: Final[int]
+
+# Header, Message and RawMessage exist only for type checkers (the runtime returns plain
+# dicts): import them under ``if typing.TYPE_CHECKING:``.
 
 class Header(TypedDict):
     version: int
@@ -71,6 +96,7 @@ def decompress(data: _Bytes) -> bytes:
 
 def is_compressed(data: _Bytes) -> bool: ...
 
+@final
 class FrameDecoder:
     """Incremental decoder for streams: ``feed`` chunks of any size, get complete
     frames in order. The declared frame size is checked against ``max_frame_size``
@@ -78,7 +104,10 @@ class FrameDecoder:
     failed and raises it again; frames completed before the error in the same ``feed``
     call are returned and the error is raised by the next call."""
 
-    def __init__(self, max_frame_size: int = ..., *, raw: bool = False) -> None: ...
+    def __new__(cls, max_frame_size: int = 16777216, *, raw: bool = False) -> FrameDecoder:
+        """``max_frame_size`` (default ``DEFAULT_MAX_FRAME_SIZE``, at least ``HEADER_SIZE``)
+        bounds a frame on the wire (header + payload) and a payload after decompression;
+        ``raw=True`` yields :class:`RawMessage` frames."""
     def feed(self, data: _Bytes) -> list[Message] | list[RawMessage]: ...
     def finish(self) -> None:
         """Raise if the stream ended inside a frame (or the decoder failed)."""

@@ -3,6 +3,39 @@ from typing import Any, Final, TypedDict
 
 from polywire._polywire import KameoError as KameoError
 
+__all__ = [
+    "KameoError",
+    "MAX_DEPTH",
+    "MAX_METADATA_SIZE",
+    "MAX_REQUEST_SIZE",
+    "MAX_RESPONSE_SIZE",
+    "MAX_VALUE_DEPTH",
+    "MESSAGING_PROTOCOL",
+    "REGISTRY_PROTOCOL",
+    "actor_id",
+    "actor_id_from_bytes",
+    "actor_id_to_bytes",
+    "ask",
+    "decode_registration",
+    "decode_request",
+    "decode_response",
+    "duration",
+    "encode_registration",
+    "encode_request",
+    "encode_response",
+    "metadata_key",
+    "pack",
+    "parse_metadata_key",
+    "peer_id_from_bytes",
+    "peer_id_from_public_key",
+    "peer_id_to_bytes",
+    "provider_key",
+    "remote_actor_id",
+    "remote_message_id",
+    "tell",
+    "unpack",
+]
+
 _Bytes = bytes | bytearray | memoryview
 _PeerId = str | bytes
 _DurationLike = Duration | float | int | datetime.timedelta | tuple[int, int] | None
@@ -21,6 +54,9 @@ MAX_DEPTH: Final[int]
 """CBOR nesting budget (kameo's own: 256)."""
 MAX_VALUE_DEPTH: Final[int]
 """Nesting limit of values given to or returned by this module (256)."""
+
+# ActorId, Duration and Registration exist only for type checkers (the runtime uses plain
+# dicts): import them under ``if typing.TYPE_CHECKING:``.
 
 class ActorId(TypedDict):
     sequence_id: int

@@ -1,9 +1,35 @@
 import uuid as _uuid
-from typing import Any, Final, NamedTuple, Optional, Sequence, Union
+from typing import Any, Final, NamedTuple, Optional, Sequence, Union, final
 
 from polywire._polywire import TetherError as TetherError
 
+__all__ = [
+    "DEFAULT_MAX_DEPTH",
+    "MAX_EXPOSURE_HASH",
+    "MAX_SMALL_INTEGER",
+    "Answer",
+    "MessageSend",
+    "Proxy",
+    "Symbol",
+    "TetherError",
+    "decode",
+    "decode_answer",
+    "decode_handshake",
+    "decode_message_send",
+    "decode_result_hex",
+    "encode",
+    "encode_answer",
+    "encode_handshake",
+    "encode_message_send",
+    "from_hex",
+    "read_tool_result",
+    "to_hex",
+    "tool_arguments",
+]
+
 _Bytes = bytes | bytearray | memoryview
+# A value encode() accepts. Exists only for type checkers: import it under
+# ``if typing.TYPE_CHECKING:``.
 TetherValue = Union[int, bool, None, str, "Symbol", bytes, bytearray, memoryview, Sequence[Any], _uuid.UUID, "Proxy"]
 
 MAX_SMALL_INTEGER: Final[int]
@@ -13,17 +39,19 @@ MAX_EXPOSURE_HASH: Final[int]
 DEFAULT_MAX_DEPTH: Final[int]
 """256: the deepest Array nesting accepted by default."""
 
+@final
 class Symbol:
     """A Smalltalk Symbol; equal (and hashed) by name."""
 
-    def __init__(self, name: str) -> None: ...
+    def __new__(cls, name: str) -> Symbol: ...
     @property
     def name(self) -> str: ...
 
+@final
 class Proxy:
     """A remote object reference by exposure hash (0..MAX_EXPOSURE_HASH); equal by hash."""
 
-    def __init__(self, exposure_hash: int) -> None: ...
+    def __new__(cls, exposure_hash: int) -> Proxy: ...
     @property
     def exposure_hash(self) -> int: ...
 

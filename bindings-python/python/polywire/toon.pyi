@@ -5,7 +5,18 @@ from typing import IO, Any, Final, Literal
 from polywire._polywire import ToonDecodeError as ToonDecodeError
 from polywire._polywire import ToonEncodeError as ToonEncodeError
 
-__all__: list[str]
+__all__ = [
+    "MAX_DEPTH",
+    "Delimiter",
+    "ToonDecodeError",
+    "ToonEncodeError",
+    "decode",
+    "dump",
+    "dumps",
+    "encode",
+    "load",
+    "loads",
+]
 
 MAX_DEPTH: Final[int]
 
@@ -22,7 +33,7 @@ def dumps(
     default: Callable[[Any], Any] | None = None,
     sort_keys: bool = False,
     indent: int | None = None,
-    key_folding: Literal["off", "safe"] | None = None,
+    key_folding: Literal["off", "safe"] | None = "off",
     flatten_depth: int | float | None = None,
 ) -> str:
     """Serialize ``obj`` to a TOON document (no trailing newline).
@@ -46,7 +57,7 @@ def dump(
     default: Callable[[Any], Any] | None = None,
     sort_keys: bool = False,
     indent: int | None = None,
-    key_folding: Literal["off", "safe"] | None = None,
+    key_folding: Literal["off", "safe"] | None = "off",
     flatten_depth: int | float | None = None,
 ) -> None: ...
 
@@ -60,7 +71,7 @@ def loads(
     object_hook: Callable[[dict[str, Any]], Any] | None = None,
     object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
     indent: int | None = None,
-    expand_paths: Literal["off", "safe"] | None = None,
+    expand_paths: Literal["off", "safe"] | None = "off",
 ) -> Any:
     """Deserialize a TOON document (bytes are read as UTF-8).
 
@@ -78,7 +89,7 @@ def load(
     object_hook: Callable[[dict[str, Any]], Any] | None = None,
     object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
     indent: int | None = None,
-    expand_paths: Literal["off", "safe"] | None = None,
+    expand_paths: Literal["off", "safe"] | None = "off",
 ) -> Any: ...
 
 encode = dumps
