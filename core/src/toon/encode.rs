@@ -282,6 +282,7 @@ pub fn encode_into<V: EncodeValue>(value: &V, opts: &EncodeOptions, out: &mut St
         indent: opts.indent,
         delimiter: opts.delimiter,
         delim_byte: opts.delimiter.as_char() as u8,
+        quote: quote_table_for(opts.delimiter.as_char() as u8),
         any_line: false,
         folding: opts.key_folding == KeyFolding::Safe,
         flatten_depth: opts.flatten_depth,
@@ -317,8 +318,16 @@ fn is_index_key(k: &str) -> bool {
 /// Bytes that force a string value to be quoted wherever they appear,
 /// whatever the delimiter: `:`, `"`, `\`, brackets, braces and C0 controls
 /// (the tab delimiter is a C0 control too).
-static QUOTE_ALWAYS: [bool; 256] = {
+static QUOTE_ALWAYS: [bool; 256] = quote_table(0);
+
+/// [`QUOTE_ALWAYS`] plus the delimiter, one table per delimiter: one
+/// lookup per byte.
+static QUOTE_COMMA: [bool; 256] = quote_table(b',');
+static QUOTE_PIPE: [bool; 256] = quote_table(b'|');
+
+const fn quote_table(delim: u8) -> [bool; 256] {
     let mut t = [false; 256];
+    t[delim as usize] = true;
     let mut i = 0;
     while i < 0x20 {
         t[i] = true;
@@ -332,7 +341,17 @@ static QUOTE_ALWAYS: [bool; 256] = {
     t[b'{' as usize] = true;
     t[b'}' as usize] = true;
     t
-};
+}
+
+/// The table of bytes that force quotes with `delim` active.
+fn quote_table_for(delim: u8) -> &'static [bool; 256] {
+    match delim {
+        b',' => &QUOTE_COMMA,
+        b'|' => &QUOTE_PIPE,
+        // The tab is a C0 control.
+        _ => &QUOTE_ALWAYS,
+    }
+}
 
 /// Whether `s` matches `^[+-]?\d+(?:\.\d+)?(?:e[+-]?\d+)?$`i (the
 /// reference's "numeric-like" strings, which must be quoted).
@@ -372,7 +391,7 @@ fn is_numeric_like(s: &[u8]) -> bool {
 
 /// The reference's `isSafeUnquoted`: whether a string value may be written
 /// bare with this delimiter active.
-fn is_safe_unquoted(s: &str, delim: u8) -> bool {
+fn is_safe_unquoted(s: &str, quote: &[bool; 256]) -> bool {
     let b = s.as_bytes();
     let (Some(&first), Some(&last)) = (b.first(), b.last()) else {
         return false;
@@ -383,7 +402,7 @@ fn is_safe_unquoted(s: &str, delim: u8) -> bool {
     if matches!(s, "true" | "false" | "null") || is_numeric_like(b) {
         return false;
     }
-    !b.iter().any(|&c| QUOTE_ALWAYS[c as usize] || c == delim)
+    !b.iter().any(|&c| quote[c as usize])
 }
 
 /// The reference's `isValidUnquotedKey`: `^[A-Za-z_][A-Za-z0-9_.]*$`.
@@ -711,6 +730,8 @@ struct Writer<'o> {
     indent: usize,
     delimiter: Delimiter,
     delim_byte: u8,
+    /// Bytes that force a string value to be quoted (delimiter included).
+    quote: &'static [bool; 256],
     /// Whether a line was started (the next one is preceded by `\n`).
     any_line: bool,
     /// Key folding on (`KeyFolding::Safe`).
@@ -797,7 +818,7 @@ impl Writer<'_> {
 
     #[inline]
     fn string(&mut self, s: &str) {
-        if is_safe_unquoted(s, self.delim_byte) {
+        if is_safe_unquoted(s, self.quote) {
             self.out.push_str(s);
         } else {
             push_quoted(self.out, s);
