@@ -252,7 +252,9 @@ proptest! {
     #[test]
     fn mutated_msgpack_never_panics(bytes in value().prop_map(|v| msgpack::pack(&v).unwrap()).prop_flat_map(mutated)) {
         if let Ok(v) = msgpack::unpack(&bytes) {
-            prop_assert_eq!(msgpack::unpack(&msgpack::pack(&v).unwrap()).unwrap(), v);
+            // Compared as bytes: a float NaN is never equal to itself as a value.
+            let once = msgpack::pack(&v).unwrap();
+            prop_assert_eq!(msgpack::pack(&msgpack::unpack(&once).unwrap()).unwrap(), once);
         }
     }
 }
