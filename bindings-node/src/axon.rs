@@ -5,7 +5,7 @@
 use crate::errors::{invalid_arg, IntoNapi, Result};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use polywire::axon::{self, DecodeOptions, DropReason, Envelope, ErrorCode, Inbound, Kind, Pending, Route, StreamType};
+use polywire::axon::{self, DecodeOptions, Envelope, ErrorCode, Inbound, Kind, Pending, StreamType};
 use polywire::json::{self, ParseOptions};
 use serde_json::{json, Map, Value};
 
@@ -243,24 +243,7 @@ pub fn payload_defaults() -> String {
 
 // ---------------------------------------------------------------- session
 
-fn route_name(r: Route) -> &'static str {
-    match r {
-        Route::OpenBidirectional => "open_bidirectional",
-        Route::ReplyOnRequestStream => "reply_on_request_stream",
-        Route::OpenUnidirectional => "open_unidirectional",
-    }
-}
 
-fn reason_name(r: DropReason) -> &'static str {
-    match r {
-        DropReason::Malformed => "malformed",
-        DropReason::BeforeHello => "before_hello",
-        DropReason::Replay => "replay",
-        DropReason::WrongStream => "wrong_stream",
-        DropReason::UnknownKind => "unknown_kind",
-        DropReason::UnexpectedReply => "unexpected_reply",
-    }
-}
 
 fn pending_value(p: &Pending) -> Value {
     json!({
@@ -322,7 +305,7 @@ impl AxonSession {
     pub fn hello(&mut self, to: String, now_ms: Option<f64>) -> Result<String> {
         let out = self.inner.hello(&to, ms_arg("nowMs", now_ms)?).napi()?;
         let env = axon::decode_with(&out.bytes, &as_sent()).napi()?;
-        Ok(text(&json!({ "body": body_text(&out.bytes), "route": route_name(out.route), "envelope": env.to_value() })))
+        Ok(text(&json!({ "body": body_text(&out.bytes), "route": out.route.as_str(), "envelope": env.to_value() })))
     }
 
     /// `{body, route, envelope}` of a message to send.
@@ -330,7 +313,7 @@ impl AxonSession {
     pub fn send(&mut self, envelope_json: String, now_ms: Option<f64>) -> Result<String> {
         let env = envelope_arg(&envelope_json)?;
         let out = self.inner.send(&env, ms_arg("nowMs", now_ms)?).napi()?;
-        Ok(text(&json!({ "body": body_text(&out.bytes), "route": route_name(out.route), "envelope": env.to_value() })))
+        Ok(text(&json!({ "body": body_text(&out.bytes), "route": out.route.as_str(), "envelope": env.to_value() })))
     }
 
     /// What to do with a received body (see `Inbound` in axon.d.ts).
@@ -361,7 +344,7 @@ impl AxonSession {
             }),
             Inbound::Dropped { reason, message } => json!({
                 "action": "dropped",
-                "reason": reason_name(reason),
+                "reason": reason.as_str(),
                 "message": message,
             }),
         }))

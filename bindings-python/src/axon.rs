@@ -7,7 +7,7 @@
 
 use crate::buffer::with_bytes;
 use crate::errors::{to_pyerr, IntoPyResult};
-use polywire::axon::{self, DecodeOptions, DropReason, Envelope, ErrorCode, Inbound, Kind, Pending, Route, StreamType};
+use polywire::axon::{self, DecodeOptions, Envelope, ErrorCode, Inbound, Kind, Pending, StreamType};
 use polywire::{Error, Format};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -379,24 +379,7 @@ fn payload_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 
 // ---------------------------------------------------------------- session
 
-fn route_name(r: Route) -> &'static str {
-    match r {
-        Route::OpenBidirectional => "open_bidirectional",
-        Route::ReplyOnRequestStream => "reply_on_request_stream",
-        Route::OpenUnidirectional => "open_unidirectional",
-    }
-}
 
-fn reason_name(r: DropReason) -> &'static str {
-    match r {
-        DropReason::Malformed => "malformed",
-        DropReason::BeforeHello => "before_hello",
-        DropReason::Replay => "replay",
-        DropReason::WrongStream => "wrong_stream",
-        DropReason::UnknownKind => "unknown_kind",
-        DropReason::UnexpectedReply => "unexpected_reply",
-    }
-}
 
 fn pending_dict<'py>(py: Python<'py>, p: &Pending) -> PyResult<Bound<'py, PyAny>> {
     let d = PyDict::new(py);
@@ -413,7 +396,7 @@ fn pending_dict<'py>(py: Python<'py>, p: &Pending) -> PyResult<Bound<'py, PyAny>
 fn outbound_dict<'py>(py: Python<'py>, out: &axon::Outbound, env: &Envelope) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("bytes", PyBytes::new(py, &out.bytes))?;
-    d.set_item("route", route_name(out.route))?;
+    d.set_item("route", out.route.as_str())?;
     d.set_item("envelope", envelope_dict(py, env)?)?;
     Ok(d)
 }
@@ -508,7 +491,7 @@ impl Session {
             }
             Inbound::Dropped { reason, message } => {
                 d.set_item("action", "dropped")?;
-                d.set_item("reason", reason_name(reason))?;
+                d.set_item("reason", reason.as_str())?;
                 d.set_item("message", message)?;
             }
         }

@@ -129,7 +129,7 @@ unsafe fn write_list(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, py: Python<'_>,
 /// Borrow the UTF-8 form of a `str` (cached by CPython; free for compact
 /// ASCII). `None` when it holds lone surrogates.
 #[inline]
-unsafe fn pystr_utf8<'a>(ptr: *mut ffi::PyObject) -> Option<&'a str> {
+pub(crate) unsafe fn pystr_utf8<'a>(ptr: *mut ffi::PyObject) -> Option<&'a str> {
     let mut size: ffi::Py_ssize_t = 0;
     let data = ffi::PyUnicode_AsUTF8AndSize(ptr, &mut size);
     if data.is_null() {

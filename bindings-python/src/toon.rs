@@ -293,7 +293,7 @@ unsafe fn utf8<'a>(ptr: *mut ffi::PyObject) -> Option<&'a str> {
         let len = ffi::PyUnicode_GET_LENGTH(ptr) as usize;
         return Some(std::str::from_utf8_unchecked(std::slice::from_raw_parts(data, len)));
     }
-    utf8_slow(ptr)
+    crate::pyjson::pystr_utf8(ptr)
 }
 
 /// A dict key as text: `None` unless it is a `str` without lone surrogates.
@@ -305,16 +305,6 @@ unsafe fn key_str<'a>(key: *mut ffi::PyObject) -> Option<&'a str> {
     utf8(key)
 }
 
-#[inline(never)]
-unsafe fn utf8_slow<'a>(ptr: *mut ffi::PyObject) -> Option<&'a str> {
-    let mut size: ffi::Py_ssize_t = 0;
-    let data = ffi::PyUnicode_AsUTF8AndSize(ptr, &mut size);
-    if data.is_null() {
-        ffi::PyErr_Clear();
-        return None;
-    }
-    Some(std::str::from_utf8_unchecked(std::slice::from_raw_parts(data as *const u8, size as usize)))
-}
 
 #[cold]
 fn surrogate(py: Python<'_>, s: *mut ffi::PyObject) -> CheckErr {

@@ -1201,6 +1201,31 @@ pub enum Route {
     OpenUnidirectional,
 }
 
+impl Route {
+    /// The snake_case name the bindings and vectors use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Route::OpenBidirectional => "open_bidirectional",
+            Route::ReplyOnRequestStream => "reply_on_request_stream",
+            Route::OpenUnidirectional => "open_unidirectional",
+        }
+    }
+}
+
+impl DropReason {
+    /// The snake_case name the bindings and vectors use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DropReason::Malformed => "malformed",
+            DropReason::BeforeHello => "before_hello",
+            DropReason::Replay => "replay",
+            DropReason::WrongStream => "wrong_stream",
+            DropReason::UnknownKind => "unknown_kind",
+            DropReason::UnexpectedReply => "unexpected_reply",
+        }
+    }
+}
+
 /// An encoded message and where to write it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outbound {
