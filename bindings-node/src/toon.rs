@@ -34,26 +34,47 @@ enum Node {
     Bool(bool),
     Int(i64),
     Float(f64),
+    /// A string in the arena's own text (it was unescaped, or built).
     Str(Span),
+    /// A string that is a slice of the source text: not copied.
+    SrcStr(Span),
+    /// A number literal of the source text, written to JSON as it stands:
+    /// `JSON.parse` reads it as the double `Number(text)`, which is the
+    /// reference's reading (see [`Build::number_token`] for the exceptions).
+    Num(Span),
     /// Verbatim text (the reference's `rawString`).
     Raw(Span),
     Array { start: usize, len: usize },
     Object { start: usize, len: usize, index_keys: bool },
 }
 
+/// An object key: a span of the arena's text or (`src`) of the source text.
+#[derive(Clone, Copy, Debug)]
+struct Key {
+    span: Span,
+    src: bool,
+}
+
 /// A JSON value in flat vectors: nodes, array items (node ids), object
-/// entries (key, node id) and one buffer holding every string. Built bottom
-/// up through [`json::Builder`] with no allocation per value.
+/// entries (key, node id) and one buffer holding the strings that are not
+/// slices of the source text. Built bottom up through [`json::Builder`]
+/// (see [`Build`]) with no allocation per value.
 #[derive(Default)]
 struct Arena {
     nodes: Vec<Node>,
     items: Vec<usize>,
-    entries: Vec<(Span, usize)>,
+    entries: Vec<(Key, usize)>,
     text: String,
     /// With raw strings: the marker key of a raw-string placeholder object
     /// (`{"<key>": index}`) and the raw texts by index.
     raw_key: Option<String>,
     raws: Vec<String>,
+}
+
+#[inline]
+fn slice(s: &str, span: Span) -> &str {
+    // Spans are made on char boundaries of the string they index.
+    s.get(span.start..span.start + span.len).unwrap_or_default()
 }
 
 impl Arena {
@@ -65,160 +86,341 @@ impl Arena {
     }
 
     #[inline]
-    fn str(&self, s: Span) -> &str {
-        // Spans are made by `span`, on char boundaries of `text`.
-        self.text.get(s.start..s.start + s.len).unwrap_or_default()
-    }
-
-    #[inline]
     fn push(&mut self, n: Node) -> usize {
         self.nodes.push(n);
         self.nodes.len() - 1
     }
 
-    /// Write node `id` as JSON text (keys in their order; the caller's
-    /// `JSON.parse` applies JavaScript's).
-    fn write_json(&self, id: usize, out: &mut Vec<u8>) {
-        match self.nodes.get(id).copied().unwrap_or(Node::Null) {
-            Node::Null => out.extend_from_slice(b"null"),
-            Node::Bool(true) => out.extend_from_slice(b"true"),
-            Node::Bool(false) => out.extend_from_slice(b"false"),
-            Node::Int(i) => json::write_i64(out, i),
-            Node::Float(f) => json::write_f64(out, f),
-            Node::Str(s) | Node::Raw(s) => json::write_str(out, self.str(s)),
-            Node::Array { start, len } => {
-                out.push(b'[');
-                for (i, &item) in self.items[start..start + len].iter().enumerate() {
-                    if i > 0 {
-                        out.push(b',');
-                    }
-                    self.write_json(item, out);
+    #[inline]
+    fn key_str<'s>(&'s self, src: &'s str, k: Key) -> &'s str {
+        if k.src {
+            slice(src, k.span)
+        } else {
+            slice(&self.text, k.span)
+        }
+    }
+
+    fn reset(&mut self) {
+        self.nodes.clear();
+        self.items.clear();
+        self.entries.clear();
+        self.text.clear();
+        self.raw_key = None;
+        self.raws.clear();
+    }
+}
+
+/// Writes arena values as JSON text in ASCII: characters beyond ASCII are
+/// `\u` escapes, so the text becomes a one-byte JavaScript string copied
+/// byte for byte (V8 decodes UTF-8 several times slower than `JSON.parse`
+/// reads escapes). Planes 15 and 16 (private use) stay UTF-8: `toon.js`
+/// finds its lone-surrogate stand-ins there in the text.
+struct JsonWriter<'a> {
+    arena: &'a Arena,
+    src: &'a str,
+    out: &'a mut Vec<u8>,
+    /// Whether a character beyond ASCII was written as UTF-8.
+    non_ascii: bool,
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Index of the first byte at or after `from` that a JSON string cannot
+/// hold as it is here: a control character, `"`, `\` or a non-ASCII byte.
+#[inline]
+fn find_escape(bytes: &[u8], from: usize) -> usize {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let mut i = from;
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(w);
+        let quote = x ^ (LO * b'"' as u64);
+        let slash = x ^ (LO * b'\\' as u64);
+        // The lowest flagged byte is exact (borrows only run upwards).
+        let m = (x.wrapping_sub(LO * 0x20) | quote.wrapping_sub(LO) & !quote | slash.wrapping_sub(LO) & !slash | x) & HI;
+        if m != 0 {
+            return i + (m.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while let Some(&b) = bytes.get(i) {
+        if b < 0x20 || b == b'"' || b == b'\\' || b >= 0x80 {
+            break;
+        }
+        i += 1;
+    }
+    i
+}
+
+impl JsonWriter<'_> {
+    #[inline]
+    fn u_escape(&mut self, unit: u32) {
+        self.out.extend_from_slice(&[
+            b'\\',
+            b'u',
+            HEX[(unit >> 12 & 15) as usize],
+            HEX[(unit >> 8 & 15) as usize],
+            HEX[(unit >> 4 & 15) as usize],
+            HEX[(unit & 15) as usize],
+        ]);
+    }
+
+    /// `s` as a JSON string literal.
+    fn string(&mut self, s: &str) {
+        let bytes = s.as_bytes();
+        self.out.reserve(bytes.len() + 2);
+        self.out.push(b'"');
+        let mut start = 0;
+        loop {
+            let i = find_escape(bytes, start);
+            self.out.extend_from_slice(bytes.get(start..i).unwrap_or_default());
+            let Some(&b) = bytes.get(i) else { break };
+            if b < 0x80 {
+                let esc = match b {
+                    b'"' => b'"',
+                    b'\\' => b'\\',
+                    b'\n' => b'n',
+                    b'\r' => b'r',
+                    b'\t' => b't',
+                    0x08 => b'b',
+                    0x0c => b'f',
+                    _ => 0,
+                };
+                if esc == 0 {
+                    self.u_escape(b as u32);
+                } else {
+                    self.out.extend_from_slice(&[b'\\', esc]);
                 }
-                out.push(b']');
+                start = i + 1;
+                continue;
+            }
+            // `i` is where a character starts: every earlier stop ended one.
+            let Some(c) = s.get(i..).and_then(|t| t.chars().next()) else { break };
+            let cp = c as u32;
+            if cp >= 0xF0000 {
+                self.out.extend_from_slice(bytes.get(i..i + c.len_utf8()).unwrap_or_default());
+                self.non_ascii = true;
+            } else if cp >= 0x10000 {
+                let v = cp - 0x10000;
+                self.u_escape(0xD800 + (v >> 10));
+                self.u_escape(0xDC00 + (v & 0x3FF));
+            } else {
+                self.u_escape(cp);
+            }
+            start = i + c.len_utf8();
+        }
+        self.out.push(b'"');
+    }
+
+    /// Node `id` as JSON text (keys in their order; the caller's
+    /// `JSON.parse` applies JavaScript's).
+    fn value(&mut self, id: usize) {
+        let arena = self.arena;
+        match arena.nodes.get(id).copied().unwrap_or(Node::Null) {
+            Node::Null => self.out.extend_from_slice(b"null"),
+            Node::Bool(true) => self.out.extend_from_slice(b"true"),
+            Node::Bool(false) => self.out.extend_from_slice(b"false"),
+            Node::Int(i) => json::write_i64(self.out, i),
+            Node::Float(f) => json::write_f64(self.out, f),
+            Node::Num(s) => self.out.extend_from_slice(slice(self.src, s).as_bytes()),
+            Node::SrcStr(s) => self.string(slice(self.src, s)),
+            Node::Str(s) | Node::Raw(s) => self.string(slice(&arena.text, s)),
+            Node::Array { start, len } => {
+                self.out.push(b'[');
+                for (i, &item) in arena.items.get(start..start + len).unwrap_or_default().iter().enumerate() {
+                    if i > 0 {
+                        self.out.push(b',');
+                    }
+                    self.value(item);
+                }
+                self.out.push(b']');
             }
             Node::Object { start, len, .. } => {
-                out.push(b'{');
-                for (i, &(k, v)) in self.entries[start..start + len].iter().enumerate() {
+                self.out.push(b'{');
+                for (i, &(k, v)) in arena.entries.get(start..start + len).unwrap_or_default().iter().enumerate() {
                     if i > 0 {
-                        out.push(b',');
+                        self.out.push(b',');
                     }
-                    json::write_str(out, self.str(k));
-                    out.push(b':');
-                    self.write_json(v, out);
+                    self.string(arena.key_str(self.src, k));
+                    self.out.push(b':');
+                    self.value(v);
                 }
-                out.push(b'}');
+                self.out.push(b'}');
             }
         }
     }
 
-    /// Write node `id` as the reference's decode events (`startObject`,
-    /// `key`, `primitive`, ...), in document order, as JSON objects each
-    /// followed by a comma.
-    fn write_events(&self, id: usize, out: &mut Vec<u8>) {
-        match self.nodes.get(id).copied().unwrap_or(Node::Null) {
+    /// Node `id` as the reference's decode events (`startObject`, `key`,
+    /// `primitive`, ...), in document order, as JSON objects each followed
+    /// by a comma.
+    fn events(&mut self, id: usize) {
+        let arena = self.arena;
+        match arena.nodes.get(id).copied().unwrap_or(Node::Null) {
             Node::Array { start, len } => {
-                out.extend_from_slice(b"{\"type\":\"startArray\",\"length\":");
-                json::write_u64(out, len as u64);
-                out.extend_from_slice(b"},");
-                for &item in &self.items[start..start + len] {
-                    self.write_events(item, out);
+                self.out.extend_from_slice(b"{\"type\":\"startArray\",\"length\":");
+                json::write_u64(self.out, len as u64);
+                self.out.extend_from_slice(b"},");
+                for &item in arena.items.get(start..start + len).unwrap_or_default() {
+                    self.events(item);
                 }
-                out.extend_from_slice(b"{\"type\":\"endArray\"},");
+                self.out.extend_from_slice(b"{\"type\":\"endArray\"},");
             }
             Node::Object { start, len, .. } => {
-                out.extend_from_slice(b"{\"type\":\"startObject\"},");
-                for &(k, v) in &self.entries[start..start + len] {
-                    out.extend_from_slice(b"{\"type\":\"key\",\"key\":");
-                    json::write_str(out, self.str(k));
-                    out.extend_from_slice(b"},");
-                    self.write_events(v, out);
+                self.out.extend_from_slice(b"{\"type\":\"startObject\"},");
+                for &(k, v) in arena.entries.get(start..start + len).unwrap_or_default() {
+                    self.out.extend_from_slice(b"{\"type\":\"key\",\"key\":");
+                    self.string(arena.key_str(self.src, k));
+                    self.out.extend_from_slice(b"},");
+                    self.events(v);
                 }
-                out.extend_from_slice(b"{\"type\":\"endObject\"},");
+                self.out.extend_from_slice(b"{\"type\":\"endObject\"},");
             }
             _ => {
-                out.extend_from_slice(b"{\"type\":\"primitive\",\"value\":");
-                self.write_json(id, out);
-                out.extend_from_slice(b"},");
+                self.out.extend_from_slice(b"{\"type\":\"primitive\",\"value\":");
+                self.value(id);
+                self.out.extend_from_slice(b"},");
             }
         }
     }
 }
 
-impl Builder for Arena {
+/// Builds an [`Arena`] from the values a parser reads out of `src`:
+/// strings that are slices of `src` are kept as spans, not copied.
+struct Build<'a> {
+    arena: &'a mut Arena,
+    src: &'a str,
+    /// Decoding TOON: number literals stay text ([`Node::Num`]).
+    literal_numbers: bool,
+    /// Encoding: objects note whether a key is an array index (and raw
+    /// string placeholders are replaced).
+    for_encode: bool,
+}
+
+impl Build<'_> {
+    /// `s` as a span of the source text, if it is a slice of it.
+    #[inline]
+    fn src_span(&self, s: &str) -> Option<Span> {
+        let start = (s.as_ptr() as usize).checked_sub(self.src.as_ptr() as usize)?;
+        (start.checked_add(s.len())? <= self.src.len()).then_some(Span { start, len: s.len() })
+    }
+
+    #[inline]
+    fn key_of(&mut self, s: &str) -> Key {
+        match self.src_span(s) {
+            Some(span) => Key { span, src: true },
+            None => Key { span: self.arena.span(s), src: false },
+        }
+    }
+}
+
+impl Builder for Build<'_> {
     type Value = usize;
-    type Key = Span;
+    type Key = Key;
     type Error = Error;
 
     #[inline]
     fn null(&mut self) -> polywire::Result<usize> {
-        Ok(self.push(Node::Null))
+        Ok(self.arena.push(Node::Null))
     }
     #[inline]
     fn bool(&mut self, b: bool) -> polywire::Result<usize> {
-        Ok(self.push(Node::Bool(b)))
+        Ok(self.arena.push(Node::Bool(b)))
     }
     #[inline]
     fn int(&mut self, i: i64) -> polywire::Result<usize> {
-        Ok(self.push(Node::Int(i)))
+        Ok(self.arena.push(Node::Int(i)))
     }
     fn big_int(&mut self, digits: &str) -> polywire::Result<usize> {
         // JavaScript numbers: beyond i64 a literal is a double.
         let f = digits.parse::<f64>().unwrap_or(f64::NAN);
-        Ok(self.push(Node::Float(f)))
+        Ok(self.arena.push(Node::Float(f)))
     }
     #[inline]
     fn float(&mut self, f: f64) -> polywire::Result<usize> {
-        Ok(self.push(Node::Float(f)))
+        Ok(self.arena.push(Node::Float(f)))
     }
     #[inline]
     fn string(&mut self, s: &str) -> polywire::Result<usize> {
-        let span = self.span(s);
-        Ok(self.push(Node::Str(span)))
+        let node = match self.src_span(s) {
+            Some(span) => Node::SrcStr(span),
+            None => Node::Str(self.arena.span(s)),
+        };
+        Ok(self.arena.push(node))
     }
     #[inline]
-    fn key(&mut self, s: &str) -> polywire::Result<Span> {
-        Ok(self.span(s))
+    fn key(&mut self, s: &str) -> polywire::Result<Key> {
+        Ok(self.key_of(s))
     }
     fn array(&mut self, items: Drain<'_, usize>) -> polywire::Result<usize> {
-        let start = self.items.len();
-        self.items.extend(items);
-        let len = self.items.len() - start;
-        Ok(self.push(Node::Array { start, len }))
+        let start = self.arena.items.len();
+        self.arena.items.extend(items);
+        let len = self.arena.items.len() - start;
+        Ok(self.arena.push(Node::Array { start, len }))
     }
-    fn object(&mut self, entries: Drain<'_, (Span, usize)>) -> polywire::Result<usize> {
-        let start = self.entries.len();
-        self.entries.extend(entries);
-        let len = self.entries.len() - start;
-        if len == 1 && self.raw_key.is_some() {
+    fn object(&mut self, entries: Drain<'_, (Key, usize)>) -> polywire::Result<usize> {
+        let start = self.arena.entries.len();
+        self.arena.entries.extend(entries);
+        let len = self.arena.entries.len() - start;
+        if !self.for_encode {
+            return Ok(self.arena.push(Node::Object { start, len, index_keys: false }));
+        }
+        if len == 1 && self.arena.raw_key.is_some() {
             if let Some(raw) = self.raw_placeholder(start) {
                 return Ok(raw);
             }
         }
-        let mut index_keys = false;
-        for &(k, _) in &self.entries[start..] {
-            let b = self.text.as_bytes()[k.start..].first();
-            if matches!(b, Some(b'0'..=b'9')) && k.len > 0 && array_index(self.str(k)).is_some() {
-                index_keys = true;
-                break;
+        let arena = &*self.arena;
+        let index_keys = arena.entries.get(start..).unwrap_or_default().iter().any(|&(k, _)| {
+            let s = arena.key_str(self.src, k);
+            matches!(s.as_bytes().first(), Some(b'0'..=b'9')) && array_index(s).is_some()
+        });
+        Ok(self.arena.push(Node::Object { start, len, index_keys }))
+    }
+
+    /// A TOON number literal (`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`)
+    /// is kept as text when `JSON.parse` reads it as the reference does:
+    /// not with an exponent (it could overflow to infinity, which stays a
+    /// string, or underflow to `-0`), not longer than 300 bytes (likewise),
+    /// and not a negative zero (the reference gives `0`).
+    fn number_token(&mut self, text: &str, integer: bool) -> polywire::Result<Option<usize>> {
+        let b = text.as_bytes();
+        // `| 0x20` folds 'E' to 'e' and leaves digits, '.' and '-' as they are.
+        if self.literal_numbers && b.len() <= 300 && !b.iter().any(|&c| c | 0x20 == b'e') {
+            if let Some(span) = self.src_span(text) {
+                if b.first() == Some(&b'-') && !b.iter().any(|c| matches!(c, b'1'..=b'9')) {
+                    return self.int(0).map(Some);
+                }
+                return Ok(Some(self.arena.push(Node::Num(span))));
             }
         }
-        Ok(self.push(Node::Object { start, len, index_keys }))
+        // The default reading (`Builder::number_token`).
+        if integer {
+            if let Ok(i) = text.parse::<i64>() {
+                return self.int(i).map(Some);
+            }
+        }
+        match text.parse::<f64>() {
+            Ok(f) if f.is_finite() => self.float(if f == 0.0 { 0.0 } else { f }).map(Some),
+            _ => Ok(None),
+        }
     }
 }
 
-impl Arena {
+impl Build<'_> {
     /// `{"<raw key>": n}` stands for raw string `n`.
     #[cold]
     fn raw_placeholder(&mut self, entry: usize) -> Option<usize> {
-        let (k, v) = self.entries[entry];
-        if Some(self.str(k)) != self.raw_key.as_deref() {
+        let &(k, v) = self.arena.entries.get(entry)?;
+        if Some(self.arena.key_str(self.src, k)) != self.arena.raw_key.as_deref() {
             return None;
         }
-        let Node::Int(n) = self.nodes[v] else { return None };
-        let raw = self.raws.get(usize::try_from(n).ok()?)?.clone();
-        self.entries.truncate(entry);
-        let span = self.span(&raw);
-        Some(self.push(Node::Raw(span)))
+        let Some(Node::Int(n)) = self.arena.nodes.get(v).copied() else { return None };
+        let raw = self.arena.raws.get(usize::try_from(n).ok()?)?.clone();
+        self.arena.entries.truncate(entry);
+        let span = self.arena.span(&raw);
+        Some(self.arena.push(Node::Raw(span)))
     }
 }
 
@@ -226,6 +428,7 @@ impl Arena {
 #[derive(Clone, Copy)]
 struct ArenaVal<'a> {
     arena: &'a Arena,
+    src: &'a str,
     id: usize,
 }
 
@@ -236,14 +439,18 @@ impl<'a> ArenaVal<'a> {
     }
     #[inline]
     fn at(&self, id: usize) -> Self {
-        ArenaVal { arena: self.arena, id }
+        ArenaVal { id, ..*self }
     }
     #[inline]
-    fn entries(&self) -> &'a [(Span, usize)] {
+    fn entries(&self) -> &'a [(Key, usize)] {
         match self.node() {
-            Node::Object { start, len, .. } => &self.arena.entries[start..start + len],
+            Node::Object { start, len, .. } => self.arena.entries.get(start..start + len).unwrap_or_default(),
             _ => &[],
         }
+    }
+    #[inline]
+    fn key(&self, k: Key) -> &'a str {
+        self.arena.key_str(self.src, k)
     }
 }
 
@@ -257,8 +464,11 @@ impl<'a> EncodeValue for ArenaVal<'a> {
             Node::Bool(b) => Kind::Bool(b),
             Node::Int(i) => Kind::Int(i),
             Node::Float(f) => Kind::Float(f),
-            Node::Str(s) => Kind::Str(Cow::Borrowed(self.arena.str(s))),
-            Node::Raw(s) => Kind::Raw(Cow::Borrowed(self.arena.str(s))),
+            // Only decoding makes `Num`; read it as the reference would.
+            Node::Num(s) => Kind::Float(slice(self.src, s).parse::<f64>().unwrap_or(f64::NAN)),
+            Node::Str(s) => Kind::Str(Cow::Borrowed(slice(&self.arena.text, s))),
+            Node::SrcStr(s) => Kind::Str(Cow::Borrowed(slice(self.src, s))),
+            Node::Raw(s) => Kind::Raw(Cow::Borrowed(slice(&self.arena.text, s))),
             Node::Array { .. } => Kind::Array,
             Node::Object { .. } => Kind::Object,
         })
@@ -274,7 +484,7 @@ impl<'a> EncodeValue for ArenaVal<'a> {
 
     fn array_items(&self) -> impl Iterator<Item = polywire::Result<Self>> + '_ {
         let items: &'a [usize] = match self.node() {
-            Node::Array { start, len } => &self.arena.items[start..start + len],
+            Node::Array { start, len } => self.arena.items.get(start..start + len).unwrap_or_default(),
             _ => &[],
         };
         items.iter().map(|&id| Ok(self.at(id)))
@@ -289,11 +499,11 @@ impl<'a> EncodeValue for ArenaVal<'a> {
     }
 
     fn object_entries(&self) -> impl Iterator<Item = polywire::Result<(Cow<'_, str>, Self)>> + '_ {
-        self.entries().iter().map(|&(k, v)| Ok((Cow::Borrowed(self.arena.str(k)), self.at(v))))
+        self.entries().iter().map(|&(k, v)| Ok((Cow::Borrowed(self.key(k)), self.at(v))))
     }
 
     fn object_get(&self, key: &str) -> polywire::Result<Option<Self>> {
-        Ok(self.entries().iter().find(|&&(k, _)| self.arena.str(k) == key).map(|&(_, v)| self.at(v)))
+        Ok(self.entries().iter().find(|&&(k, _)| self.key(k) == key).map(|&(_, v)| self.at(v)))
     }
 
     #[inline]
@@ -343,17 +553,6 @@ struct Scratch {
     input: Vec<u8>,
     output: Vec<u8>,
     arena: Arena,
-}
-
-impl Arena {
-    fn reset(&mut self) {
-        self.nodes.clear();
-        self.items.clear();
-        self.entries.clear();
-        self.text.clear();
-        self.raw_key = None;
-        self.raws.clear();
-    }
 }
 
 thread_local! {
@@ -416,6 +615,85 @@ unsafe fn make_string<'env>(env: &'env Env, text: &[u8]) -> Result<Unknown<'env>
     Ok(Unknown::from_raw_unchecked(env.raw(), v))
 }
 
+/// `node_api_create_external_string_latin1` (Node 18.18, 20.4 and later):
+/// looked up in the running process, so older Node versions load the
+/// module too and copy instead.
+type CreateExternalLatin1 = unsafe extern "C" fn(
+    env: sys::napi_env,
+    str_: *mut std::ffi::c_char,
+    length: isize,
+    finalize: Option<unsafe extern "C" fn(env: sys::napi_env, data: *mut std::ffi::c_void, hint: *mut std::ffi::c_void)>,
+    hint: *mut std::ffi::c_void,
+    result: *mut sys::napi_value,
+    copied: *mut bool,
+) -> sys::napi_status;
+
+#[cfg(any(target_os = "linux", target_os = "macos"))]
+fn create_external_latin1() -> Option<CreateExternalLatin1> {
+    static FN: std::sync::OnceLock<Option<CreateExternalLatin1>> = std::sync::OnceLock::new();
+    *FN.get_or_init(|| {
+        extern "C" {
+            fn dlsym(handle: *mut std::ffi::c_void, symbol: *const std::ffi::c_char) -> *mut std::ffi::c_void;
+        }
+        // RTLD_DEFAULT: the global scope, where the node executable's
+        // Node-API symbols are.
+        #[cfg(target_os = "linux")]
+        let default = std::ptr::null_mut();
+        #[cfg(target_os = "macos")]
+        let default = -2isize as *mut std::ffi::c_void;
+        let p = unsafe { dlsym(default, c"node_api_create_external_string_latin1".as_ptr()) };
+        // SAFETY: the symbol has this signature in every Node version that has it.
+        (!p.is_null()).then(|| unsafe { std::mem::transmute::<*mut std::ffi::c_void, CreateExternalLatin1>(p) })
+    })
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+fn create_external_latin1() -> Option<CreateExternalLatin1> {
+    None
+}
+
+unsafe extern "C" fn free_external(_env: sys::napi_env, _data: *mut std::ffi::c_void, hint: *mut std::ffi::c_void) {
+    drop(Box::from_raw(hint as *mut Vec<u8>));
+}
+
+/// Below this many bytes a string is copied into the JavaScript heap (an
+/// external string costs a finalizer and a weak reference; a large copy
+/// costs fresh pages every call).
+const EXTERNAL_MIN: usize = 1 << 16;
+
+/// A JavaScript string from JSON text that [`JsonWriter`] wrote: ASCII
+/// unless `non_ascii`. Large ASCII text becomes an external string that
+/// takes over the buffer (`buf` is left empty).
+unsafe fn make_json_string<'env>(env: &'env Env, buf: &mut Vec<u8>, non_ascii: bool) -> Result<Unknown<'env>> {
+    // (Far below V8's longest string, where creating one could fail.)
+    if !non_ascii && buf.len() >= EXTERNAL_MIN && buf.len() < 1 << 28 {
+        if let Some(create) = create_external_latin1() {
+            let text = Box::new(std::mem::take(buf));
+            let (ptr, len) = (text.as_ptr(), text.len());
+            let hint = Box::into_raw(text);
+            let mut v = std::ptr::null_mut();
+            let mut copied = false;
+            // On failure, and when Node copies the text, it has called the
+            // finalizer already.
+            if create(env.raw(), ptr as *mut _, len as isize, Some(free_external), hint as *mut _, &mut v, &mut copied) != sys::Status::napi_ok {
+                return Err(napi_status("create string"));
+            }
+            return Ok(Unknown::from_raw_unchecked(env.raw(), v));
+        }
+    }
+    let text = &buf[..];
+    let mut v = std::ptr::null_mut();
+    let status = if non_ascii {
+        sys::napi_create_string_utf8(env.raw(), text.as_ptr() as *const _, text.len() as isize, &mut v)
+    } else {
+        sys::napi_create_string_latin1(env.raw(), text.as_ptr() as *const _, text.len() as isize, &mut v)
+    };
+    if status != sys::Status::napi_ok {
+        return Err(napi_status("create string"));
+    }
+    Ok(Unknown::from_raw_unchecked(env.raw(), v))
+}
+
 /// Encode the value that `json` (written by `JSON.stringify`) holds. With
 /// `rawKey`, objects `{"<rawKey>": n}` stand for verbatim text `raws[n]`.
 #[napi(js_name = "toonEncodeJson")]
@@ -437,10 +715,11 @@ pub fn encode_json<'env>(
         arena.raws = raws.unwrap_or_default();
         let json = unsafe { read_string(env.raw(), json.value().value, input)? };
         let popts = ParseOptions { utf8_checked: true, ..ParseOptions::default() };
-        let root = json::parse_with(json.as_bytes(), popts, arena).map_err(json_error_to_toon).napi()?;
+        let mut b = Build { arena, src: json, literal_numbers: false, for_encode: true };
+        let root = json::parse_with(json.as_bytes(), popts, &mut b).map_err(json_error_to_toon).napi()?;
         // The encoder appends to a String; reuse the output buffer as one.
         let mut out = String::from_utf8(std::mem::take(output)).unwrap_or_default();
-        let r = encode_into(&ArenaVal { arena, id: root }, &opts, &mut out).napi();
+        let r = encode_into(&ArenaVal { arena, src: json, id: root }, &opts, &mut out).napi();
         let made = r.and_then(|()| unsafe { make_string(env, out.as_bytes()) });
         *output = out.into_bytes();
         made
@@ -462,9 +741,13 @@ pub fn decode_json<'env>(env: &'env Env, text: Unknown<'env>, indent: u32, stric
     with_scratch(|s| {
         let Scratch { input, output, arena } = s;
         let text = unsafe { read_string(env.raw(), text.value().value, input)? };
-        let root = decode_with(text, &opts, arena).napi()?;
-        arena.write_json(root, output);
-        unsafe { make_string(env, output) }
+        let root = decode_with(text, &opts, &mut Build { arena, src: text, literal_numbers: true, for_encode: false }).napi()?;
+        // JSON is about as long as TOON (tables repeat their keys per row).
+        output.reserve(text.len() + text.len() / 2 + 16);
+        let mut w = JsonWriter { arena, src: text, out: output, non_ascii: false };
+        w.value(root);
+        let non_ascii = w.non_ascii;
+        unsafe { make_json_string(env, output, non_ascii) }
     })
 }
 
@@ -481,14 +764,16 @@ pub fn decode_events_json<'env>(
     with_scratch(|s| {
         let Scratch { input, output, arena } = s;
         let text = unsafe { read_string(env.raw(), text.value().value, input)? };
-        let root = decode_with(text, &opts, arena).napi()?;
+        let root = decode_with(text, &opts, &mut Build { arena, src: text, literal_numbers: true, for_encode: false }).napi()?;
         output.push(b'[');
-        arena.write_events(root, output);
+        let mut w = JsonWriter { arena, src: text, out: output, non_ascii: false };
+        w.events(root);
+        let non_ascii = w.non_ascii;
         if output.len() > 1 {
             output.pop(); // the last comma
         }
         output.push(b']');
-        unsafe { make_string(env, output) }
+        unsafe { make_json_string(env, output, non_ascii) }
     })
 }
 
@@ -571,10 +856,10 @@ unsafe fn read_js(env: sys::napi_env, v: sys::napi_value, arena: &mut Arena, dep
                     arena.nodes.pop();
                     let mut val = std::ptr::null_mut();
                     sys::napi_get_property(env, v, k, &mut val);
-                    entries.push((span, read_js(env, val, arena, depth + 1)?));
+                    entries.push((Key { span, src: false }, read_js(env, val, arena, depth + 1)?));
                 }
                 let start = arena.entries.len();
-                let index_keys = entries.iter().any(|&(k, _)| array_index(arena.str(k)).is_some());
+                let index_keys = entries.iter().any(|&(k, _)| array_index(slice(&arena.text, k.span)).is_some());
                 arena.entries.extend(entries);
                 Ok(arena.push(Node::Object { start, len: n as usize, index_keys }))
             }
@@ -590,7 +875,7 @@ pub fn encode_direct(env: Env, value: Unknown, indent: u32, delimiter: u32) -> R
     let mut arena = Arena::default();
     let root = unsafe { read_js(env.raw(), value.value().value, &mut arena, 0) }.napi()?;
     let mut out = String::new();
-    encode_into(&ArenaVal { arena: &arena, id: root }, &opts, &mut out).napi()?;
+    encode_into(&ArenaVal { arena: &arena, src: "", id: root }, &opts, &mut out).napi()?;
     Ok(out)
 }
 
