@@ -129,17 +129,11 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 /// hold as it is here: a control character, `"`, `\` or a non-ASCII byte.
 #[inline]
 fn find_escape(bytes: &[u8], from: usize) -> usize {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
     let mut i = from;
     while let Some(chunk) = bytes.get(i..i + 8) {
         let mut w = [0u8; 8];
         w.copy_from_slice(chunk);
-        let x = u64::from_le_bytes(w);
-        let quote = x ^ (LO * b'"' as u64);
-        let slash = x ^ (LO * b'\\' as u64);
-        // The lowest flagged byte is exact (borrows only run upwards).
-        let m = (x.wrapping_sub(LO * 0x20) | quote.wrapping_sub(LO) & !quote | slash.wrapping_sub(LO) & !slash | x) & HI;
+        let m = special_bytes(u64::from_le_bytes(w));
         if m != 0 {
             return i + (m.trailing_zeros() / 8) as usize;
         }
@@ -152,6 +146,135 @@ fn find_escape(bytes: &[u8], from: usize) -> usize {
         i += 1;
     }
     i
+}
+
+/// Strings up to this long are written by [`write_short`].
+const SHORT: usize = 1024;
+
+/// Bits set (in the high bit of each byte) where a word of eight bytes
+/// holds a byte that [`find_escape`] stops at; the lowest is exact.
+#[inline]
+fn special_bytes(x: u64) -> u64 {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let quote = x ^ (LO * b'"' as u64);
+    let slash = x ^ (LO * b'\\' as u64);
+    (x.wrapping_sub(LO * 0x20) | quote.wrapping_sub(LO) & !quote | slash.wrapping_sub(LO) & !slash | x) & HI
+}
+
+/// Writes the escape of ASCII byte `b` (a control character, `"` or `\\`)
+/// at `d` and returns the position after it; `None` for a non-ASCII byte.
+///
+/// # Safety
+/// `d` must have room for six bytes.
+#[inline(always)]
+unsafe fn escape_at(b: u8, d: *mut u8) -> Option<*mut u8> {
+    let esc = match b {
+        b'"' => b'"',
+        b'\\' => b'\\',
+        b'\n' => b'n',
+        b'\r' => b'r',
+        b'\t' => b't',
+        0x08 => b'b',
+        0x0c => b'f',
+        0x80.. => return None,
+        _ => 0,
+    };
+    if esc == 0 {
+        for (j, c) in [b'\\', b'u', b'0', b'0', HEX[(b >> 4) as usize], HEX[(b & 15) as usize]].into_iter().enumerate() {
+            *d.add(j) = c;
+        }
+        Some(d.add(6))
+    } else {
+        *d = b'\\';
+        *d.add(1) = esc;
+        Some(d.add(2))
+    }
+}
+
+/// Writes `hay[..len]` as a JSON string literal at `dst` and returns its
+/// length, or returns `None` (having written garbage) if it is not ASCII.
+/// Bytes of `hay` past `len` may be read, never written out.
+///
+/// # Safety
+/// `len <= hay.len()`, and `dst` must have room for `len * 6 + 18` bytes:
+/// whole words are copied, up to fifteen bytes past the end of what is kept.
+#[inline]
+unsafe fn write_short(hay: &[u8], len: usize, dst: *mut u8) -> Option<usize> {
+    let src = hay.as_ptr();
+    let readable = hay.len();
+    let mut d = dst;
+    *d = b'"';
+    d = d.add(1);
+    let mut i = 0;
+    while i < len {
+        let b;
+        #[cfg(target_arch = "x86_64")]
+        if i + 16 <= readable {
+            use std::arch::x86_64::*;
+            // SSE2 (every x86-64): one compare for control characters and
+            // non-ASCII bytes together (both are below 0x20 as signed bytes).
+            let v = _mm_loadu_si128(src.add(i) as *const __m128i);
+            _mm_storeu_si128(d as *mut __m128i, v);
+            let special = _mm_or_si128(
+                _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
+                _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8)), _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8))),
+            );
+            let mut m = _mm_movemask_epi8(special) as u32;
+            let rest = len - i;
+            if rest < 16 {
+                m &= (1u32 << rest) - 1;
+            }
+            if m == 0 {
+                let k = rest.min(16);
+                i += k;
+                d = d.add(k);
+                continue;
+            }
+            let k = m.trailing_zeros() as usize;
+            i += k;
+            d = d.add(k);
+            b = *src.add(i);
+            (i, d) = match escape_at(b, d) {
+                Some(d) => (i + 1, d),
+                None => return None,
+            };
+            continue;
+        }
+        if i + 8 <= readable {
+            let x = (src.add(i) as *const u64).read_unaligned();
+            (d as *mut u64).write_unaligned(x);
+            let mut m = special_bytes(u64::from_le(x));
+            let rest = len - i;
+            if rest < 8 {
+                // Only the string's own bytes count.
+                m &= (1u64 << (rest * 8)) - 1;
+            }
+            if m == 0 {
+                let k = rest.min(8);
+                i += k;
+                d = d.add(k);
+                continue;
+            }
+            let k = (m.trailing_zeros() / 8) as usize;
+            i += k;
+            d = d.add(k);
+            b = *src.add(i);
+        } else {
+            b = *src.add(i);
+            if !(b < 0x20 || b == b'"' || b == b'\\' || b >= 0x80) {
+                *d = b;
+                d = d.add(1);
+                i += 1;
+                continue;
+            }
+        }
+        d = escape_at(b, d)?;
+        i += 1;
+    }
+    *d = b'"';
+    d = d.add(1);
+    Some(d.offset_from(dst) as usize)
 }
 
 impl JsonWriter<'_> {
@@ -168,7 +291,61 @@ impl JsonWriter<'_> {
     }
 
     /// `s` as a JSON string literal.
+    #[inline]
     fn string(&mut self, s: &str) {
+        self.string_in(s, Span { start: 0, len: s.len() });
+    }
+
+    /// The string `span` of `base`: bytes of `base` after it may be read
+    /// (a word at a time).
+    #[inline]
+    fn string_in(&mut self, base: &str, span: Span) {
+        let Some(hay) = base.as_bytes().get(span.start..) else { return self.string("") };
+        if span.len <= SHORT && span.len <= hay.len() {
+            self.out.reserve(span.len * 6 + 18);
+            let len = self.out.len();
+            // SAFETY: `span.len <= hay.len()`, and the room `write_short`
+            // needs was just reserved; it wrote the bytes it counts.
+            if let Some(n) = unsafe { write_short(hay, span.len, self.out.as_mut_ptr().add(len)) } {
+                unsafe { self.out.set_len(len + n) };
+                return;
+            }
+        }
+        self.string_any(slice(base, span));
+    }
+
+    #[inline]
+    fn key(&mut self, k: Key) {
+        if k.src {
+            self.string_in(self.src, k.span)
+        } else {
+            self.string_in(&self.arena.text, k.span)
+        }
+    }
+
+    /// Bytes of the source copied as they are (short ones without a call
+    /// to `memcpy`).
+    #[inline]
+    fn bytes(&mut self, b: &[u8]) {
+        if b.len() <= 24 {
+            self.out.reserve(24);
+            let len = self.out.len();
+            // SAFETY: reserved above.
+            unsafe {
+                let dst = self.out.as_mut_ptr().add(len);
+                for (i, &c) in b.iter().enumerate() {
+                    *dst.add(i) = c;
+                }
+                self.out.set_len(len + b.len());
+            }
+        } else {
+            self.out.extend_from_slice(b);
+        }
+    }
+
+    /// [`JsonWriter::string`] for any string (long, or not ASCII).
+    #[cold]
+    fn string_any(&mut self, s: &str) {
         let bytes = s.as_bytes();
         self.out.reserve(bytes.len() + 2);
         self.out.push(b'"');
@@ -224,9 +401,9 @@ impl JsonWriter<'_> {
             Node::Bool(false) => self.out.extend_from_slice(b"false"),
             Node::Int(i) => json::write_i64(self.out, i),
             Node::Float(f) => json::write_f64(self.out, f),
-            Node::Num(s) => self.out.extend_from_slice(slice(self.src, s).as_bytes()),
-            Node::SrcStr(s) => self.string(slice(self.src, s)),
-            Node::Str(s) | Node::Raw(s) => self.string(slice(&arena.text, s)),
+            Node::Num(s) => self.bytes(slice(self.src, s).as_bytes()),
+            Node::SrcStr(s) => self.string_in(self.src, s),
+            Node::Str(s) | Node::Raw(s) => self.string_in(&arena.text, s),
             Node::Array { start, len } => {
                 self.out.push(b'[');
                 for (i, &item) in arena.items.get(start..start + len).unwrap_or_default().iter().enumerate() {
@@ -243,7 +420,7 @@ impl JsonWriter<'_> {
                     if i > 0 {
                         self.out.push(b',');
                     }
-                    self.string(arena.key_str(self.src, k));
+                    self.key(k);
                     self.out.push(b':');
                     self.value(v);
                 }
@@ -271,7 +448,7 @@ impl JsonWriter<'_> {
                 self.out.extend_from_slice(b"{\"type\":\"startObject\"},");
                 for &(k, v) in arena.entries.get(start..start + len).unwrap_or_default() {
                     self.out.extend_from_slice(b"{\"type\":\"key\",\"key\":");
-                    self.string(arena.key_str(self.src, k));
+                    self.key(k);
                     self.out.extend_from_slice(b"},");
                     self.events(v);
                 }
