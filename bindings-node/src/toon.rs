@@ -762,17 +762,20 @@ fn napi_status(what: &str) -> napi::Error<crate::errors::Code> {
 /// Read a JavaScript string as UTF-8 into `buf` (lone surrogates become
 /// U+FFFD; the JavaScript side maps them before calling).
 unsafe fn read_string(env: sys::napi_env, v: sys::napi_value, buf: &mut Vec<u8>) -> Result<&str> {
-    let mut len = 0usize;
-    if sys::napi_get_value_string_utf8(env, v, std::ptr::null_mut(), 0, &mut len) != sys::Status::napi_ok {
+    // The length in UTF-16 units costs nothing (the UTF-8 length would be
+    // a pass over the string); each unit takes at most three UTF-8 bytes.
+    let mut units = 0usize;
+    if sys::napi_get_value_string_utf16(env, v, std::ptr::null_mut(), 0, &mut units) != sys::Status::napi_ok {
         return Err(invalid_arg("TOON_INVALID_ARGUMENT", "expected a string".into()));
     }
+    let cap = units.checked_mul(3).and_then(|n| n.checked_add(1)).ok_or_else(|| napi_status("string too long"))?;
     buf.clear();
-    buf.reserve(len + 1);
+    buf.reserve(cap);
     let mut written = 0usize;
-    if sys::napi_get_value_string_utf8(env, v, buf.as_mut_ptr() as *mut _, len + 1, &mut written) != sys::Status::napi_ok {
+    if sys::napi_get_value_string_utf8(env, v, buf.as_mut_ptr() as *mut _, cap, &mut written) != sys::Status::napi_ok {
         return Err(napi_status("read string"));
     }
-    buf.set_len(written.min(len));
+    buf.set_len(written.min(cap - 1));
     // N-API writes well-formed UTF-8.
     std::str::from_utf8(buf).map_err(|_| napi_status("string is not UTF-8"))
 }
