@@ -12,7 +12,7 @@ use crate::errors::{invalid_arg, IntoNapi, Result};
 use napi::bindgen_prelude::*;
 use napi::sys;
 use napi_derive::napi;
-use polywire::json::{self, array_index, Builder, ParseOptions};
+use polywire::json::{self, array_index, Builder};
 use polywire::toon::decode::{decode_with, DecodeOptions, ExpandPaths};
 use polywire::toon::encode::{encode_into, EncodeOptions, EncodeValue, Kind, KeyFolding, MAX_DEPTH};
 use polywire::toon::Delimiter;
@@ -463,16 +463,13 @@ impl JsonWriter<'_> {
     }
 }
 
-/// Builds an [`Arena`] from the values a parser reads out of `src`:
-/// strings that are slices of `src` are kept as spans, not copied.
+/// Builds an [`Arena`] from the values the TOON decoder reads out of
+/// `src`: strings that are slices of `src` are kept as spans, not copied,
+/// and number literals as text ([`Node::Num`]). (Objects are not checked
+/// for array-index keys: `JSON.parse` orders them.)
 struct Build<'a> {
     arena: &'a mut Arena,
     src: &'a str,
-    /// Decoding TOON: number literals stay text ([`Node::Num`]).
-    literal_numbers: bool,
-    /// Encoding: objects note whether a key is an array index (and raw
-    /// string placeholders are replaced).
-    for_encode: bool,
 }
 
 impl Build<'_> {
@@ -540,20 +537,7 @@ impl Builder for Build<'_> {
         let start = self.arena.entries.len();
         self.arena.entries.extend(entries);
         let len = self.arena.entries.len() - start;
-        if !self.for_encode {
-            return Ok(self.arena.push(Node::Object { start, len, index_keys: false }));
-        }
-        if len == 1 && self.arena.raw_key.is_some() {
-            if let Some(raw) = self.raw_placeholder(start) {
-                return Ok(raw);
-            }
-        }
-        let arena = &*self.arena;
-        let index_keys = arena.entries.get(start..).unwrap_or_default().iter().any(|&(k, _)| {
-            let s = arena.key_str(self.src, k);
-            matches!(s.as_bytes().first(), Some(b'0'..=b'9')) && array_index(s).is_some()
-        });
-        Ok(self.arena.push(Node::Object { start, len, index_keys }))
+        Ok(self.arena.push(Node::Object { start, len, index_keys: false }))
     }
 
     /// A TOON number literal (`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`)
@@ -564,7 +548,7 @@ impl Builder for Build<'_> {
     fn number_token(&mut self, text: &str, integer: bool) -> polywire::Result<Option<usize>> {
         let b = text.as_bytes();
         // `| 0x20` folds 'E' to 'e' and leaves digits, '.' and '-' as they are.
-        if self.literal_numbers && b.len() <= 300 && !b.iter().any(|&c| c | 0x20 == b'e') {
+        if b.len() <= 300 && !b.iter().any(|&c| c | 0x20 == b'e') {
             if let Some(span) = self.src_span(text) {
                 if b.first() == Some(&b'-') && !b.iter().any(|c| matches!(c, b'1'..=b'9')) {
                     return self.int(0).map(Some);
@@ -582,22 +566,6 @@ impl Builder for Build<'_> {
             Ok(f) if f.is_finite() => self.float(if f == 0.0 { 0.0 } else { f }).map(Some),
             _ => Ok(None),
         }
-    }
-}
-
-impl Build<'_> {
-    /// `{"<raw key>": n}` stands for raw string `n`.
-    #[cold]
-    fn raw_placeholder(&mut self, entry: usize) -> Option<usize> {
-        let &(k, v) = self.arena.entries.get(entry)?;
-        if Some(self.arena.key_str(self.src, k)) != self.arena.raw_key.as_deref() {
-            return None;
-        }
-        let Some(Node::Int(n)) = self.arena.nodes.get(v).copied() else { return None };
-        let raw = self.arena.raws.get(usize::try_from(n).ok()?)?.clone();
-        self.arena.entries.truncate(entry);
-        let span = self.arena.span(&raw);
-        Some(self.arena.push(Node::Raw(span)))
     }
 }
 
@@ -641,8 +609,8 @@ impl<'a> EncodeValue for ArenaVal<'a> {
             Node::Bool(b) => Kind::Bool(b),
             Node::Int(i) => Kind::Int(i),
             Node::Float(f) => Kind::Float(f),
-            // Only decoding makes `Num`; read it as the reference would.
-            Node::Num(s) => Kind::Float(slice(self.src, s).parse::<f64>().unwrap_or(f64::NAN)),
+            // JSON.stringify's text of a number: the encoder's text of it.
+            Node::Num(s) => Kind::BigInt(Cow::Borrowed(slice(self.src, s))),
             Node::Str(s) => Kind::Str(Cow::Borrowed(slice(&self.arena.text, s))),
             Node::SrcStr(s) => Kind::Str(Cow::Borrowed(slice(self.src, s))),
             Node::Raw(s) => Kind::Raw(Cow::Borrowed(slice(&self.arena.text, s))),
@@ -686,6 +654,343 @@ impl<'a> EncodeValue for ArenaVal<'a> {
     #[inline]
     fn object_has_index_key(&self) -> polywire::Result<bool> {
         Ok(matches!(self.node(), Node::Object { index_keys: true, .. }))
+    }
+}
+
+// ---------------------------------------------------------------- JSON in (encode)
+
+/// Reads the JSON text that `JSON.stringify` wrote into an [`Arena`], for
+/// the encoder: strings without escapes stay spans of the text, numbers
+/// stay text ([`Node::Num`]: `JSON.stringify` writes them in ECMAScript
+/// form, which is what the encoder would write), objects note whether a
+/// key is an array index, and raw-string placeholders become raw strings.
+/// Any JSON is read correctly; what `JSON.stringify` never writes is only
+/// an error (`JSON_SYNTAX`).
+struct JsonReader<'a> {
+    input: &'a [u8],
+    src: &'a str,
+    pos: usize,
+    arena: &'a mut Arena,
+    values: Vec<usize>,
+    entries: Vec<(Key, usize)>,
+}
+
+#[cold]
+fn json_syntax(pos: usize) -> Error {
+    Error::new(Format::Json, "JSON_SYNTAX", "expected JSON text as JSON.stringify writes it").at(pos)
+}
+
+#[cold]
+fn json_lone_surrogate(pos: usize, unit: u32) -> Error {
+    Error::new(Format::Json, "JSON_LONE_SURROGATE", format!("expected no lone surrogate (found \\u{unit:04x})")).at(pos)
+}
+
+#[cold]
+fn json_too_deep() -> Error {
+    json_error_to_toon(Error::new(Format::Json, "JSON_TOO_DEEP", "nesting too deep"))
+}
+
+/// Index of the first `"`, `\` or control character at or after `i`.
+#[inline]
+fn find_quote_or_escape(b: &[u8], mut i: usize) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    while i + 16 <= b.len() {
+        use std::arch::x86_64::*;
+        // SAFETY: 16 bytes at `i` are in `b`; SSE2 is part of x86-64.
+        let m = unsafe {
+            let v = _mm_loadu_si128(b.as_ptr().add(i) as *const __m128i);
+            let ctl = _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0x1f)), _mm_set1_epi8(0x1f));
+            let q = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+            let s = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+            _mm_movemask_epi8(_mm_or_si128(ctl, _mm_or_si128(q, s))) as u32
+        };
+        if m != 0 {
+            return i + m.trailing_zeros() as usize;
+        }
+        i += 16;
+    }
+    while let Some(&c) = b.get(i) {
+        if c == b'"' || c == b'\\' || c < 0x20 {
+            break;
+        }
+        i += 1;
+    }
+    i
+}
+
+impl<'a> JsonReader<'a> {
+    fn read(src: &'a str, arena: &'a mut Arena) -> polywire::Result<usize> {
+        let mut r = JsonReader { input: src.as_bytes(), src, pos: 0, arena, values: Vec::new(), entries: Vec::new() };
+        r.ws();
+        let v = r.value(0)?;
+        r.ws();
+        if r.pos != r.input.len() {
+            return Err(json_syntax(r.pos));
+        }
+        Ok(v)
+    }
+
+    #[inline]
+    fn ws(&mut self) {
+        while matches!(self.input.get(self.pos), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.pos += 1;
+        }
+    }
+
+    /// The next byte after optional whitespace (`JSON.stringify` writes none).
+    #[inline]
+    fn peek(&mut self) -> Option<u8> {
+        match self.input.get(self.pos) {
+            Some(b' ' | b'\t' | b'\n' | b'\r') => {
+                self.ws();
+                self.input.get(self.pos).copied()
+            }
+            b => b.copied(),
+        }
+    }
+
+    #[inline]
+    fn literal(&mut self, word: &[u8], node: Node) -> polywire::Result<usize> {
+        if self.input.get(self.pos..self.pos + word.len()) != Some(word) {
+            return Err(json_syntax(self.pos));
+        }
+        self.pos += word.len();
+        Ok(self.arena.push(node))
+    }
+
+    fn value(&mut self, depth: usize) -> polywire::Result<usize> {
+        match self.peek() {
+            Some(b'"') => {
+                let node = match self.string()? {
+                    (span, true) => Node::SrcStr(span),
+                    (span, false) => Node::Str(span),
+                };
+                Ok(self.arena.push(node))
+            }
+            Some(b'{') => self.object(depth),
+            Some(b'[') => self.array(depth),
+            Some(b't') => self.literal(b"true", Node::Bool(true)),
+            Some(b'f') => self.literal(b"false", Node::Bool(false)),
+            Some(b'n') => self.literal(b"null", Node::Null),
+            Some(b'-' | b'0'..=b'9') => self.number(),
+            _ => Err(json_syntax(self.pos)),
+        }
+    }
+
+    fn number(&mut self) -> polywire::Result<usize> {
+        let input = self.input;
+        let start = self.pos;
+        let mut i = start;
+        let digits = |mut i: usize| {
+            while matches!(input.get(i), Some(b'0'..=b'9')) {
+                i += 1;
+            }
+            i
+        };
+        if input.get(i) == Some(&b'-') {
+            i += 1;
+        }
+        match input.get(i) {
+            Some(b'0') => i += 1,
+            Some(b'1'..=b'9') => i = digits(i + 1),
+            _ => return Err(json_syntax(i)),
+        }
+        let mut plain = true;
+        if input.get(i) == Some(&b'.') {
+            plain = false;
+            if !matches!(input.get(i + 1), Some(b'0'..=b'9')) {
+                return Err(json_syntax(i + 1));
+            }
+            i = digits(i + 1);
+        }
+        if matches!(input.get(i), Some(b'e' | b'E')) {
+            plain = false;
+            i += 1;
+            if matches!(input.get(i), Some(b'+' | b'-')) {
+                i += 1;
+            }
+            if !matches!(input.get(i), Some(b'0'..=b'9')) {
+                return Err(json_syntax(i));
+            }
+            i = digits(i);
+        }
+        self.pos = i;
+        let span = Span { start, len: i - start };
+        // Every number JSON.stringify writes is in ECMAScript form already;
+        // `-0` (which it never writes) is `0`, as the reference has it.
+        let node = if plain && input.get(start..i) == Some(b"-0") { Node::Int(0) } else { Node::Num(span) };
+        Ok(self.arena.push(node))
+    }
+
+    /// A string at the opening quote: a span of the source (`true`) when it
+    /// has no escape, else of the arena's text.
+    #[inline]
+    fn string(&mut self) -> polywire::Result<(Span, bool)> {
+        let start = self.pos + 1;
+        let i = find_quote_or_escape(self.input, start);
+        if self.input.get(i) == Some(&b'"') {
+            self.pos = i + 1;
+            return Ok((Span { start, len: i - start }, true));
+        }
+        self.escaped_string(start, i).map(|s| (s, false))
+    }
+
+    #[cold]
+    fn escaped_string(&mut self, start: usize, mut i: usize) -> polywire::Result<Span> {
+        let input = self.input;
+        let text_start = self.arena.text.len();
+        let mut run = start;
+        loop {
+            match input.get(i) {
+                Some(b'"') => {
+                    self.arena.text.push_str(self.src.get(run..i).ok_or_else(|| json_syntax(run))?);
+                    self.pos = i + 1;
+                    return Ok(Span { start: text_start, len: self.arena.text.len() - text_start });
+                }
+                Some(b'\\') => {
+                    self.arena.text.push_str(self.src.get(run..i).ok_or_else(|| json_syntax(run))?);
+                    i = self.escape(i)?;
+                    run = i;
+                }
+                _ => return Err(json_syntax(i)),
+            }
+            i = find_quote_or_escape(input, i);
+        }
+    }
+
+    fn hex4(&self, i: usize) -> polywire::Result<u32> {
+        let h = self.input.get(i..i + 4).ok_or_else(|| json_syntax(i))?;
+        let s = std::str::from_utf8(h).map_err(|_| json_syntax(i))?;
+        if !h.iter().all(u8::is_ascii_hexdigit) {
+            return Err(json_syntax(i));
+        }
+        u32::from_str_radix(s, 16).map_err(|_| json_syntax(i))
+    }
+
+    /// The escape at `i` (the backslash) into the arena's text; the index after it.
+    fn escape(&mut self, i: usize) -> polywire::Result<usize> {
+        let ch = match self.input.get(i + 1) {
+            Some(b'"') => '"',
+            Some(b'\\') => '\\',
+            Some(b'/') => '/',
+            Some(b'b') => '\u{8}',
+            Some(b'f') => '\u{c}',
+            Some(b'n') => '\n',
+            Some(b'r') => '\r',
+            Some(b't') => '\t',
+            Some(b'u') => {
+                let hi = self.hex4(i + 2)?;
+                let (cp, next) = if (0xD800..0xDC00).contains(&hi) {
+                    let lo = if self.input.get(i + 6..i + 8) == Some(b"\\u") { self.hex4(i + 8)? } else { 0 };
+                    if !(0xDC00..0xE000).contains(&lo) {
+                        return Err(json_lone_surrogate(i, hi));
+                    }
+                    (0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00), i + 12)
+                } else if (0xDC00..0xE000).contains(&hi) {
+                    return Err(json_lone_surrogate(i, hi));
+                } else {
+                    (hi, i + 6)
+                };
+                self.arena.text.push(char::from_u32(cp).ok_or_else(|| json_syntax(i))?);
+                return Ok(next);
+            }
+            _ => return Err(json_syntax(i)),
+        };
+        self.arena.text.push(ch);
+        Ok(i + 2)
+    }
+
+    fn array(&mut self, depth: usize) -> polywire::Result<usize> {
+        if depth >= MAX_DEPTH {
+            return Err(json_too_deep());
+        }
+        self.pos += 1; // '['
+        let base = self.values.len();
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+        } else {
+            loop {
+                let v = self.value(depth + 1)?;
+                self.values.push(v);
+                match self.peek() {
+                    Some(b',') => self.pos += 1,
+                    Some(b']') => {
+                        self.pos += 1;
+                        break;
+                    }
+                    _ => return Err(json_syntax(self.pos)),
+                }
+            }
+        }
+        let start = self.arena.items.len();
+        self.arena.items.extend(self.values.drain(base..));
+        let len = self.arena.items.len() - start;
+        Ok(self.arena.push(Node::Array { start, len }))
+    }
+
+    fn object(&mut self, depth: usize) -> polywire::Result<usize> {
+        if depth >= MAX_DEPTH {
+            return Err(json_too_deep());
+        }
+        self.pos += 1; // '{'
+        let base = self.entries.len();
+        let mut index_keys = false;
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+        } else {
+            loop {
+                if self.peek() != Some(b'"') {
+                    return Err(json_syntax(self.pos));
+                }
+                let (span, src) = self.string()?;
+                let key = Key { span, src };
+                let k = self.arena.key_str(self.src, key);
+                if matches!(k.as_bytes().first(), Some(b'0'..=b'9')) && array_index(k).is_some() {
+                    index_keys = true;
+                }
+                if self.peek() != Some(b':') {
+                    return Err(json_syntax(self.pos));
+                }
+                self.pos += 1;
+                let v = self.value(depth + 1)?;
+                self.entries.push((key, v));
+                match self.peek() {
+                    Some(b',') => self.pos += 1,
+                    Some(b'}') => {
+                        self.pos += 1;
+                        break;
+                    }
+                    _ => return Err(json_syntax(self.pos)),
+                }
+            }
+        }
+        let start = self.arena.entries.len();
+        self.arena.entries.extend(self.entries.drain(base..));
+        let len = self.arena.entries.len() - start;
+        if len == 1 && self.arena.raw_key.is_some() {
+            if let Some(raw) = self.raw_placeholder(start) {
+                return Ok(raw);
+            }
+        }
+        Ok(self.arena.push(Node::Object { start, len, index_keys }))
+    }
+
+    /// `{"<raw key>": n}` stands for raw string `n`.
+    #[cold]
+    fn raw_placeholder(&mut self, entry: usize) -> Option<usize> {
+        let &(k, v) = self.arena.entries.get(entry)?;
+        if Some(self.arena.key_str(self.src, k)) != self.arena.raw_key.as_deref() {
+            return None;
+        }
+        let n = match self.arena.nodes.get(v).copied()? {
+            Node::Num(n) => slice(self.src, n).parse::<usize>().ok()?,
+            Node::Int(n) => usize::try_from(n).ok()?,
+            _ => return None,
+        };
+        let raw = self.arena.raws.get(n)?.clone();
+        self.arena.entries.truncate(entry);
+        let span = self.arena.span(&raw);
+        Some(self.arena.push(Node::Raw(span)))
     }
 }
 
@@ -894,9 +1199,7 @@ pub fn encode_json<'env>(
         arena.raw_key = raw_key;
         arena.raws = raws.unwrap_or_default();
         let json = unsafe { read_string(env.raw(), json.value().value, input)? };
-        let popts = ParseOptions { utf8_checked: true, ..ParseOptions::default() };
-        let mut b = Build { arena, src: json, literal_numbers: false, for_encode: true };
-        let root = json::parse_with(json.as_bytes(), popts, &mut b).map_err(json_error_to_toon).napi()?;
+        let root = JsonReader::read(json, arena).napi()?;
         // The encoder appends to a String; reuse the output buffer as one.
         let mut out = String::from_utf8(std::mem::take(output)).unwrap_or_default();
         let r = encode_into(&ArenaVal { arena, src: json, id: root }, &opts, &mut out).napi();
@@ -921,7 +1224,7 @@ pub fn decode_json<'env>(env: &'env Env, text: Unknown<'env>, indent: u32, stric
     with_scratch(|s| {
         let Scratch { input, output, arena } = s;
         let text = unsafe { read_string(env.raw(), text.value().value, input)? };
-        let root = decode_with(text, &opts, &mut Build { arena, src: text, literal_numbers: true, for_encode: false }).napi()?;
+        let root = decode_with(text, &opts, &mut Build { arena, src: text }).napi()?;
         // JSON is about as long as TOON (tables repeat their keys per row).
         output.reserve(text.len() + text.len() / 2 + 16);
         let mut w = JsonWriter { arena, src: text, out: output, non_ascii: false };
@@ -944,7 +1247,7 @@ pub fn decode_events_json<'env>(
     with_scratch(|s| {
         let Scratch { input, output, arena } = s;
         let text = unsafe { read_string(env.raw(), text.value().value, input)? };
-        let root = decode_with(text, &opts, &mut Build { arena, src: text, literal_numbers: true, for_encode: false }).napi()?;
+        let root = decode_with(text, &opts, &mut Build { arena, src: text }).napi()?;
         output.push(b'[');
         let mut w = JsonWriter { arena, src: text, out: output, non_ascii: false };
         w.events(root);
