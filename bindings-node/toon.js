@@ -413,7 +413,14 @@ function nativeDecode(fn, input, o) {
   if (typeof input !== 'string') throw new TypeError(`Expected TOON text as a string, got ${input === null ? 'null' : typeof input}`)
   const run = (text) => fn(text, o.indentSize, o.strict, o.expandPaths)
   try {
-    return input.isWellFormed() ? run(input) : withLoneSurrogates(input, run)
+    try {
+      return run(input)
+    } catch (e) {
+      // The native side found a lone surrogate (checking here first costs
+      // a pass over every two-byte string).
+      if (e?.code === 'TOON_LONE_SURROGATE_INPUT') return withLoneSurrogates(input, run)
+      throw e
+    }
   } catch (e) {
     throw decodeError(e, input)
   }

@@ -1032,7 +1032,9 @@ fn json_error_to_toon(e: Error) -> Error {
 /// surrogate becomes U+FFFD, as N-API's own conversion does. Runs of ASCII
 /// go eight units at a time (V8 converts two-byte strings to UTF-8 several
 /// times slower).
-fn utf16_to_utf8(src: &[u16], out: &mut Vec<u8>) {
+/// Returns whether there was a lone surrogate.
+fn utf16_to_utf8(src: &[u16], out: &mut Vec<u8>) -> bool {
+    let mut lone = false;
     out.clear();
     // Each unit gives at most three bytes (a surrogate pair: four for two).
     out.reserve(src.len() * 3);
@@ -1073,9 +1075,13 @@ fn utf16_to_utf8(src: &[u16], out: &mut Vec<u8>) {
                         i += 1;
                         0x10000 + ((c - 0xD800) << 10) + (lo as u32 - 0xDC00)
                     }
-                    _ => 0xFFFD,
+                    _ => {
+                        lone = true;
+                        0xFFFD
+                    }
                 }
             } else if (0xDC00..0xE000).contains(&c) {
+                lone = true;
                 0xFFFD
             } else {
                 c
@@ -1085,6 +1091,7 @@ fn utf16_to_utf8(src: &[u16], out: &mut Vec<u8>) {
         }
         out.set_len(n);
     }
+    lone
 }
 
 /// UTF-8 to UTF-16 into `out` (cleared); runs of ASCII go sixteen bytes at
@@ -1174,12 +1181,14 @@ fn napi_status(what: &str) -> napi::Error<crate::errors::Code> {
     invalid_arg("TOON_NAPI", format!("N-API call failed: {what}"))
 }
 
-/// Read a JavaScript string as UTF-8 into `buf` (lone surrogates become
-/// U+FFFD; the JavaScript side maps them before calling). The string is
+/// Read a JavaScript string as UTF-8 into `buf`. A lone surrogate is an
+/// error `TOON_LONE_SURROGATE_INPUT` with `strict` (the JavaScript side then
+/// maps them and calls again: cheaper than checking every string there
+/// first), else U+FFFD. The string is
 /// copied out as UTF-16 and converted here: for a two-byte string that is
 /// several times faster than N-API's UTF-8 conversion, and about as fast
 /// for a one-byte one.
-unsafe fn read_string<'b>(env: sys::napi_env, v: sys::napi_value, buf: &'b mut Vec<u8>, wide: &mut Vec<u16>) -> Result<&'b str> {
+unsafe fn read_string<'b>(env: sys::napi_env, v: sys::napi_value, buf: &'b mut Vec<u8>, wide: &mut Vec<u16>, strict: bool) -> Result<&'b str> {
     // The length in UTF-16 units costs nothing.
     let mut units = 0usize;
     if sys::napi_get_value_string_utf16(env, v, std::ptr::null_mut(), 0, &mut units) != sys::Status::napi_ok {
@@ -1193,7 +1202,9 @@ unsafe fn read_string<'b>(env: sys::napi_env, v: sys::napi_value, buf: &'b mut V
         return Err(napi_status("read string"));
     }
     wide.set_len(written.min(units));
-    utf16_to_utf8(wide, buf);
+    if utf16_to_utf8(wide, buf) && strict {
+        return Err(invalid_arg("TOON_LONE_SURROGATE_INPUT", "the text holds a lone surrogate".into()));
+    }
     // Well-formed by construction; checked all the same.
     std::str::from_utf8(buf).map_err(|_| napi_status("string is not UTF-8"))
 }
@@ -1313,7 +1324,7 @@ pub fn encode_json<'env>(
         let Scratch { input, output, wide, arena } = s;
         arena.raw_key = raw_key;
         arena.raws = raws.unwrap_or_default();
-        let json = unsafe { read_string(env.raw(), json.value().value, input, wide)? };
+        let json = unsafe { read_string(env.raw(), json.value().value, input, wide, false)? };
         let root = JsonReader::read(json, arena).napi()?;
         // The encoder appends to a String; reuse the output buffer as one.
         let mut out = String::from_utf8(std::mem::take(output)).unwrap_or_default();
@@ -1338,7 +1349,7 @@ pub fn decode_json<'env>(env: &'env Env, text: Unknown<'env>, indent: u32, stric
     let opts = decode_options(indent, strict, expand_paths);
     with_scratch(|s| {
         let Scratch { input, output, wide, arena } = s;
-        let text = unsafe { read_string(env.raw(), text.value().value, input, wide)? };
+        let text = unsafe { read_string(env.raw(), text.value().value, input, wide, true)? };
         let root = decode_with(text, &opts, &mut Build { arena, src: text }).napi()?;
         // JSON is about as long as TOON (tables repeat their keys per row).
         output.reserve(text.len() + text.len() / 2 + 16);
@@ -1361,7 +1372,7 @@ pub fn decode_events_json<'env>(
     let opts = decode_options(indent, strict, expand_paths);
     with_scratch(|s| {
         let Scratch { input, output, wide, arena } = s;
-        let text = unsafe { read_string(env.raw(), text.value().value, input, wide)? };
+        let text = unsafe { read_string(env.raw(), text.value().value, input, wide, true)? };
         let root = decode_with(text, &opts, &mut Build { arena, src: text }).napi()?;
         output.push(b'[');
         let mut w = JsonWriter { arena, src: text, out: output, non_ascii: false };
