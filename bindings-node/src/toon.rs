@@ -1226,73 +1226,11 @@ unsafe fn make_string<'env>(env: &'env Env, text: &str, wide: &mut Vec<u16>) -> 
     Ok(Unknown::from_raw_unchecked(env.raw(), v))
 }
 
-/// `node_api_create_external_string_latin1` (Node 18.18, 20.4 and later):
-/// looked up in the running process, so older Node versions load the
-/// module too and copy instead.
-type CreateExternalLatin1 = unsafe extern "C" fn(
-    env: sys::napi_env,
-    str_: *mut std::ffi::c_char,
-    length: isize,
-    finalize: Option<unsafe extern "C" fn(env: sys::napi_env, data: *mut std::ffi::c_void, hint: *mut std::ffi::c_void)>,
-    hint: *mut std::ffi::c_void,
-    result: *mut sys::napi_value,
-    copied: *mut bool,
-) -> sys::napi_status;
-
-#[cfg(any(target_os = "linux", target_os = "macos"))]
-fn create_external_latin1() -> Option<CreateExternalLatin1> {
-    static FN: std::sync::OnceLock<Option<CreateExternalLatin1>> = std::sync::OnceLock::new();
-    *FN.get_or_init(|| {
-        extern "C" {
-            fn dlsym(handle: *mut std::ffi::c_void, symbol: *const std::ffi::c_char) -> *mut std::ffi::c_void;
-        }
-        // RTLD_DEFAULT: the global scope, where the node executable's
-        // Node-API symbols are.
-        #[cfg(target_os = "linux")]
-        let default = std::ptr::null_mut();
-        #[cfg(target_os = "macos")]
-        let default = -2isize as *mut std::ffi::c_void;
-        let p = unsafe { dlsym(default, c"node_api_create_external_string_latin1".as_ptr()) };
-        // SAFETY: the symbol has this signature in every Node version that has it.
-        (!p.is_null()).then(|| unsafe { std::mem::transmute::<*mut std::ffi::c_void, CreateExternalLatin1>(p) })
-    })
-}
-
-#[cfg(not(any(target_os = "linux", target_os = "macos")))]
-fn create_external_latin1() -> Option<CreateExternalLatin1> {
-    None
-}
-
-unsafe extern "C" fn free_external(_env: sys::napi_env, _data: *mut std::ffi::c_void, hint: *mut std::ffi::c_void) {
-    drop(Box::from_raw(hint as *mut Vec<u8>));
-}
-
-/// Below this many bytes a string is copied into the JavaScript heap (an
-/// external string costs a finalizer and a weak reference; a large copy
-/// costs fresh pages every call).
-const EXTERNAL_MIN: usize = 1 << 16;
-
 /// A JavaScript string from JSON text that [`JsonWriter`] wrote: ASCII
-/// unless `non_ascii`. Large ASCII text becomes an external string that
-/// takes over the buffer (`buf` is left empty).
-unsafe fn make_json_string<'env>(env: &'env Env, buf: &mut Vec<u8>, non_ascii: bool) -> Result<Unknown<'env>> {
-    // (Far below V8's longest string, where creating one could fail.)
-    if !non_ascii && buf.len() >= EXTERNAL_MIN && buf.len() < 1 << 28 {
-        if let Some(create) = create_external_latin1() {
-            let text = Box::new(std::mem::take(buf));
-            let (ptr, len) = (text.as_ptr(), text.len());
-            let hint = Box::into_raw(text);
-            let mut v = std::ptr::null_mut();
-            let mut copied = false;
-            // On failure, and when Node copies the text, it has called the
-            // finalizer already.
-            if create(env.raw(), ptr as *mut _, len as isize, Some(free_external), hint as *mut _, &mut v, &mut copied) != sys::Status::napi_ok {
-                return Err(napi_status("create string"));
-            }
-            return Ok(Unknown::from_raw_unchecked(env.raw(), v));
-        }
-    }
-    let text = &buf[..];
+/// unless `non_ascii`, so copied byte for byte as Latin-1. (An external
+/// string, `node_api_create_external_string_latin1`, made no measurable
+/// difference: same page faults, and the copy is about 1% of a decode.)
+unsafe fn make_json_string<'env>(env: &'env Env, text: &[u8], non_ascii: bool) -> Result<Unknown<'env>> {
     let mut v = std::ptr::null_mut();
     let status = if non_ascii {
         sys::napi_create_string_utf8(env.raw(), text.as_ptr() as *const _, text.len() as isize, &mut v)
