@@ -16,6 +16,14 @@
 //   small object (96 B)             498417 / 294948             423723 / 315967
 //   mixed arrays (10K)                9172 / 7026                 6751 / 4879
 //
+// and again after the JSON route was tuned (JSON text read and written by
+// code of its own, strings as UTF-16), in instructions per call under
+// callgrind (load-independent; Node 20), JSON route / direct, for the
+// benchmark datasets of bench/toon_bench.mjs:
+//
+//   orders (204K JSON)   encode 22.1M / 51.1M    decode 29.8M / 58.2M
+//   config (3.5K JSON)   encode 0.49M / 1.07M    decode 0.59M / 0.93M
+//
 // so the JSON route is kept for both directions. JSON.stringify is only
 // used when it writes exactly what the reference's normalisation gives
 // (`isPlain`): values holding dates, Maps, Sets, BigInts, class instances,

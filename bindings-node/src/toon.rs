@@ -3,10 +3,14 @@
 //! Values cross the boundary as JSON text, both ways (measured faster than
 //! building or reading JavaScript values through N-API; the figures are in
 //! `bindings-node/toon.js`): the JavaScript side runs `JSON.stringify` /
-//! `JSON.parse`, Rust parses the JSON into a flat [`Arena`] that the core
-//! encoder walks, and writes decoded TOON as JSON from the same kind of
-//! arena. `toonEncodeDirect` / `toonDecodeDirect` are the direct N-API
-//! variants, kept for the benchmark that made that choice.
+//! `JSON.parse`. Encoding, [`JsonReader`] reads `JSON.stringify`'s text
+//! into a flat [`Arena`] that the core encoder walks; decoding, the core
+//! decoder builds the same kind of arena through [`Build`] and
+//! [`JsonWriter`] writes it as ASCII JSON. Strings and numbers stay spans
+//! of the text they were read from wherever they can, and strings cross
+//! N-API as UTF-16 converted here ([`utf16_to_utf8`], [`utf8_to_utf16`]).
+//! `toonEncodeDirect` / `toonDecodeDirect` are the direct N-API variants,
+//! kept for the benchmark that made that choice.
 
 use crate::errors::{invalid_arg, IntoNapi, Result};
 use napi::bindgen_prelude::*;
