@@ -1040,13 +1040,14 @@ fn json_error_to_toon(e: Error) -> Error {
 fn utf16_to_utf8(src: &[u16], out: &mut Vec<u8>) -> bool {
     let mut lone = false;
     out.clear();
-    // Each unit gives at most three bytes (a surrogate pair: four for two).
-    out.reserve(src.len() * 3);
+    // Each unit gives at most three bytes (a surrogate pair: four for two);
+    // `encode_utf8` is handed four bytes of room even for the last unit.
+    out.reserve(src.len() * 3 + 4);
     let mut i = 0;
     let mut n = 0;
     let dst = out.as_mut_ptr();
-    // SAFETY: at most `3 * src.len()` bytes are written, all reserved;
-    // reads stay within `src`.
+    // SAFETY: at most `3 * src.len()` bytes are written, all reserved (and
+    // the four-byte room given to `encode_utf8` too); reads stay within `src`.
     unsafe {
         while i < src.len() {
             #[cfg(target_arch = "x86_64")]
@@ -1103,13 +1104,15 @@ fn utf16_to_utf8(src: &[u16], out: &mut Vec<u8>) -> bool {
 fn utf8_to_utf16(s: &str, out: &mut Vec<u16>) {
     let b = s.as_bytes();
     out.clear();
-    // Never more units than bytes.
-    out.reserve(b.len());
+    // Never more units than bytes; `encode_utf16` is handed two units of
+    // room even for the last character.
+    out.reserve(b.len() + 2);
     let dst = out.as_mut_ptr();
     let mut i = 0;
     let mut n = 0;
-    // SAFETY: at most `b.len()` units are written, all reserved; reads stay
-    // within `b`, and `i` is always at a char boundary.
+    // SAFETY: at most `b.len()` units are written, all reserved (and the
+    // two-unit room given to `encode_utf16` too); reads stay within `b`,
+    // and `i` is always at a char boundary.
     unsafe {
         while i < b.len() {
             #[cfg(target_arch = "x86_64")]

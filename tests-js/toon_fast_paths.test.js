@@ -1,0 +1,96 @@
+'use strict'
+// polywire/toon: the shortcuts of the native JSON route, against the pinned
+// reference @toon-format/toon 4.4.0. Decoding keeps number literals as text
+// (except where JSON.parse would read them otherwise: -0, exponents, very
+// long literals), writes ASCII JSON (\u escapes, but planes 15 and 16 raw,
+// where lone-surrogate stand-ins live) and finds lone surrogates natively;
+// encoding keeps JSON.stringify's number text and reads its escapes.
+
+const test = require('node:test')
+const assert = require('node:assert/strict')
+
+const toon = require('polywire/toon')
+
+const reference = () => import('@toon-format/toon')
+
+// Same value, same key order, and -0 told apart from 0.
+function assertSame(actual, expected, what) {
+  const tag = (v) => JSON.stringify(v, (k, x) => (Object.is(x, -0) ? '<-0>' : x))
+  assert.equal(tag(actual), tag(expected), what)
+  assert.deepEqual(actual, expected, what)
+}
+
+const NUMBERS = [
+  '0', '-0', '-0.0', '-0.000', '0.0', '1.50', '-1.50', '1e3', '1E-3', '-1e-400', '1e-400', '1e400', '-1e400',
+  '12345678901234567890123', '9007199254740993', '-9223372036854775808', '9223372036854775808', '0.1',
+  '123.456000', '1' + '0'.repeat(320), '0.' + '0'.repeat(330) + '1', '-0.' + '0'.repeat(330), '-' + '9'.repeat(400),
+  '05', '1.', '.5', '+1', '1e', '-', '--1', '1.5e+3', '-2.5E-2',
+]
+
+test('decode: number literals read as the reference reads them', async () => {
+  const ref = await reference()
+  for (const n of NUMBERS) {
+    for (const text of [`a: ${n}`, n, `[2]: ${n},${n}`, `k[1]{a,b}:\n  ${n},x`, `[1]:\n  - ${n}`]) {
+      assertSame(toon.decode(text), ref.decode(text), text.slice(0, 60))
+      assertSame(toon.decode(text, { strict: false }), ref.decode(text, { strict: false }), text.slice(0, 60))
+    }
+  }
+})
+
+const STRINGS = [
+  '', 'plain', 'é', 'ÿ', 'Ā', '中文', '😀', 'a😀b', '\u{F0000}', '\u{10FFFD}', 'x\u{F0001}y😀', '\u{FFFF}', '\u0001',
+  '\u001f', '\u007f', 'tab\there', 'quote"in', 'back\\slash', 'new\nline', 'é'.repeat(40), '😀'.repeat(600),
+  'a'.repeat(1023) + 'é', 'a'.repeat(1025), 'long ascii '.repeat(200),
+]
+
+test('decode: strings and keys of every kind come back whole', async () => {
+  const ref = await reference()
+  const value = {}
+  STRINGS.forEach((s, i) => {
+    value[`k${i}${s}`] = s
+  })
+  value.list = STRINGS
+  value.rows = STRINGS.map((s) => ({ id: s, n: 1 }))
+  const text = ref.encode(value)
+  assertSame(toon.decode(text), value)
+  assertSame(toon.decode(text), ref.decode(text))
+  assert.deepEqual([...toon.decodeStreamSync(text.split('\n'))], [...ref.decodeStreamSync(text.split('\n'))])
+})
+
+test('decode: lone surrogates in the text, also beside plane-15 characters', async () => {
+  const ref = await reference()
+  for (const text of ['a: \uD800', 'a: x\uDC00y', '\uD800: 1', 'a: \uD800\u{F0000}', 'a[2]: \uDBFF,\u{10FFFD}', 'a: "\uD800"']) {
+    let mine
+    let theirs
+    try {
+      mine = toon.decode(text)
+    } catch (e) {
+      mine = e.message
+    }
+    try {
+      theirs = ref.decode(text)
+    } catch (e) {
+      theirs = e.message
+    }
+    if (typeof mine === 'string' || typeof theirs === 'string') {
+      assert.equal(typeof mine, typeof theirs, text)
+    } else {
+      assertSame(mine, theirs, text)
+    }
+  }
+})
+
+test('encode: numbers and escaped strings as the reference writes them', async () => {
+  const ref = await reference()
+  const values = [
+    [0, -0, 1.5, 0.1, 1e21, 1e-7, 5e-324, 1.7976931348623157e308, 2 ** 53, 2 ** 60, -(2 ** 63), NaN, Infinity, -Infinity, 1 / 3],
+    { nums: { a: -0, b: 1e21, c: 123456789012345680000 }, strs: STRINGS },
+    STRINGS.map((s) => ({ [s]: s, x: 1e-7 })),
+    { '0': 1, 'b': 2, '4294967295': 3, '4294967294': 4, '01': 5 },
+  ]
+  for (const v of values) {
+    for (const delimiter of [',', '\t', '|']) {
+      assert.equal(toon.encode(v, { delimiter }), ref.encode(v, { delimiter }))
+    }
+  }
+})
