@@ -151,8 +151,6 @@ pub(crate) struct ShortDecimal {
     scale: usize,
 }
 
-const POW10: [f64; 5] = [1.0, 10.0, 100.0, 1000.0, 10000.0];
-
 impl ShortDecimal {
     #[inline]
     pub(crate) fn of(f: f64) -> Option<ShortDecimal> {
@@ -161,18 +159,25 @@ impl ShortDecimal {
         if !(a > 0.0 && a < 68_719_476_736.0) {
             return None;
         }
-        for (scale, p) in POW10.iter().enumerate() {
-            // Rounded by adding one half and truncating (exact below 2^52;
-            // `f64::round` is a libm call here).
-            let digits = (a * p + 0.5) as u64;
-            if digits as f64 / p == a {
-                if scale > 0 && digits % 10 == 0 {
-                    return None;
-                }
-                return Some(ShortDecimal { negative: f < 0.0, digits, scale });
-            }
+        // The one decimal with at most four fraction digits that can equal
+        // `a`: decimals that far apart are more than an ulp apart below
+        // 2^36, so at most one of them converts to `a`. Rounded by adding
+        // one half and truncating (exact below 2^52; `f64::round` is a libm
+        // call here).
+        let mut digits = (a * 10_000.0 + 0.5) as u64;
+        // Both operands are exact, so the division is the correctly rounded
+        // value of the decimal: equal to `a` exactly when it reads back.
+        if digits as f64 / 10_000.0 != a {
+            return None;
         }
-        None
+        // Fewer fraction digits name the same decimal, hence the same
+        // double: the shortest form drops the trailing zeros.
+        let mut scale = 4;
+        while scale > 0 && digits % 10 == 0 {
+            digits /= 10;
+            scale -= 1;
+        }
+        Some(ShortDecimal { negative: f < 0.0, digits, scale })
     }
 
     /// The text, written into `buf`.
@@ -235,6 +240,16 @@ mod short_decimal_tests {
             check(f64::from_bits(f.to_bits() - 1));
         }
         assert!(ShortDecimal::of(3540.24).is_some() && ShortDecimal::of(0.1 + 0.2).is_none());
+    }
+
+    #[test]
+    fn every_amount_in_cents_takes_the_short_path() {
+        // Money-like values are the common case the short path is for.
+        for cents in (1..3_000_000u64).chain((1u64 << 36) * 100 - 1_000..(1u64 << 36) * 100) {
+            let f = cents as f64 / 100.0;
+            assert!(ShortDecimal::of(f).is_some(), "{f}");
+            check(f);
+        }
     }
 
     proptest::proptest! {
