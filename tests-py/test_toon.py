@@ -16,7 +16,7 @@ import random
 import shutil
 import subprocess
 import uuid
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from decimal import Decimal
 
 import pytest
@@ -364,6 +364,34 @@ def test_sort_keys_and_javascript_key_order():
     # Keys that are array indices come first, as a JavaScript object orders them.
     assert toon.dumps(value) == '"9": 4\n"10": 3\nb: 1\na:\n  d: 1\n  c: 2'
     assert toon.dumps(value, sort_keys=True) == '"9": 4\n"10": 3\na:\n  c: 2\n  d: 1\nb: 1'
+
+
+def test_dicts_are_walked_in_iteration_order():
+    # The encoder reads a dict's entry table directly on CPython 3.11-3.13:
+    # deleted entries, split tables (instance dicts), tables that once held a
+    # non-str key, wide index tables and dict subclasses must all come out in
+    # the order Python iterates them.
+    class Obj:
+        pass
+
+    o = Obj()
+    o.b, o.a, o.c = 1, [2, 3], {"z": None}
+    split = o.__dict__
+    holes = {f"k{i}": i for i in range(300)}
+    for i in range(0, 300, 3):
+        del holes[f"k{i}"]
+    general = {1: "x", "a": 1, "b": {"c": 2}}
+    del general[1]
+    ordered = OrderedDict(a=1, b=2, c=3)
+    ordered.move_to_end("a")
+    counts = Counter("abracadabra")
+    for d in (split, holes, general, ordered, counts):
+        text = toon.dumps(d)
+        assert list(toon.loads(text)) == [str(k) for k in d], type(d)
+        assert text == toon.dumps(dict(d.items()))
+        assert toon.dumps([d, d]) == toon.dumps([dict(d.items())] * 2)
+    assert toon.dumps(ordered) == "b: 2\nc: 3\na: 1"
+    assert toon.dumps(general) == "a: 1\nb:\n  c: 2"
 
 
 def test_circular_and_deep_values():

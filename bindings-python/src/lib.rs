@@ -10,6 +10,7 @@ mod errors;
 mod axon;
 mod kado;
 mod kameo;
+mod pydict;
 mod pyjson;
 mod toon;
 mod tether;
@@ -19,6 +20,7 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _polywire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    pydict::init(m.py())?;
     errors::register(m)?;
     kado::register(m)?;
     toon::register(m)?;

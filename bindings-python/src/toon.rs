@@ -18,6 +18,7 @@
 //! `object_*` hook is given, calls the hooks.
 
 use crate::errors::{to_pyerr, to_pyerr_as, ToonEncodeError};
+use crate::pydict::DictIter;
 use crate::pyjson::{new_str, type_name, BuildError, PyBuilder};
 use polywire::json::{array_index, Builder};
 use polywire::toon::decode::{decode_bytes_with, decode_with, DecodeOptions, ExpandPaths};
@@ -124,7 +125,9 @@ fn format_number(f: f64) -> String {
 /// An error of the walk: a Python exception or a core error; or, in the
 /// first walk before any check, a value that needs the check pass.
 enum EncErr {
-    Py(PyErr),
+    /// Boxed: every `Result` of the walk carries this type, and a small
+    /// error keeps those results small.
+    Py(Box<PyErr>),
     Codec(Error),
     NeedsCheck,
 }
@@ -137,14 +140,14 @@ impl From<Error> for EncErr {
 
 impl From<PyErr> for EncErr {
     fn from(e: PyErr) -> Self {
-        EncErr::Py(e)
+        EncErr::Py(Box::new(e))
     }
 }
 
 impl EncErr {
     fn into_pyerr(self, py: Python<'_>) -> PyErr {
         match self {
-            EncErr::Py(e) => e,
+            EncErr::Py(e) => *e,
             EncErr::Codec(e) => to_pyerr_as(py, py.get_type::<ToonEncodeError>(), e),
             EncErr::NeedsCheck => value_changed_error(),
         }
@@ -215,7 +218,7 @@ enum CheckErr {
 
 impl From<PyErr> for CheckErr {
     fn from(e: PyErr) -> Self {
-        CheckErr::Plain(EncErr::Py(e))
+        CheckErr::Plain(EncErr::Py(Box::new(e)))
     }
 }
 
@@ -369,9 +372,10 @@ fn model_of_subclass(ptr: *mut ffi::PyObject) -> Model {
             Model::Scalar
         } else if ffi::PyList_Check(ptr) != 0 || ffi::PyTuple_Check(ptr) != 0 {
             Model::Seq
-        } else if ffi::PyDict_Check(ptr) != 0 {
-            Model::Dict
         } else {
+            // A dict subclass is converted through its `items()`: an
+            // `OrderedDict`'s order (after `move_to_end`) is not its
+            // table's order, and a subclass may define its own items.
             Model::Other
         }
     }
@@ -380,15 +384,7 @@ fn model_of_subclass(ptr: *mut ffi::PyObject) -> Model {
 /// Whether a dict's keys are all `str` (else it is converted).
 #[inline]
 unsafe fn str_keys(dict: *mut ffi::PyObject) -> bool {
-    let mut pos: ffi::Py_ssize_t = 0;
-    let mut key: *mut ffi::PyObject = std::ptr::null_mut();
-    let mut value: *mut ffi::PyObject = std::ptr::null_mut();
-    while ffi::PyDict_Next(dict, &mut pos, &mut key, &mut value) != 0 {
-        if ffi::PyUnicode_Check(key) == 0 {
-            return false;
-        }
-    }
-    true
+    DictIter::new(dict).all(|(key, _)| ffi::PyUnicode_Check(key) != 0)
 }
 
 impl<'py> Ctx<'py> {
@@ -707,31 +703,16 @@ impl<'a, 'py> EncodeValue for PyVal<'a, 'py> {
     #[inline]
     fn object_len(&self) -> usize {
         if self.is_dict() {
-            unsafe { ffi::PyDict_Size(self.ptr) as usize }
+            unsafe { crate::pydict::len(self.ptr) }
         } else {
             0
         }
     }
 
     fn object_entries(&self) -> impl Iterator<Item = Result<(Cow<'_, str>, Self), EncErr>> + '_ {
-        let mut pos: ffi::Py_ssize_t = 0;
-        let dict = self.is_dict();
-        std::iter::from_fn(move || {
-            if !dict {
-                return None;
-            }
-            let mut key: *mut ffi::PyObject = std::ptr::null_mut();
-            let mut value: *mut ffi::PyObject = std::ptr::null_mut();
-            unsafe {
-                if ffi::PyDict_Next(self.ptr, &mut pos, &mut key, &mut value) == 0 {
-                    return None;
-                }
-                let Some(k) = key_str(key) else {
-                    return Some(Err(self.unexpected()));
-                };
-                Some(self.child(value).map(|v| (Cow::Borrowed(k), v)))
-            }
-        })
+        // No Python code runs during the walk, so the dict cannot change.
+        let dict = if self.is_dict() { Some(unsafe { DictIter::new(self.ptr) }) } else { None };
+        Entries { dict, of: self }
     }
 
     fn object_get(&self, key: &str) -> Result<Option<Self>, EncErr> {
@@ -755,19 +736,34 @@ impl<'a, 'py> EncodeValue for PyVal<'a, 'py> {
         if !self.is_dict() {
             return Ok(false);
         }
-        let mut pos: ffi::Py_ssize_t = 0;
-        let mut key: *mut ffi::PyObject = std::ptr::null_mut();
-        let mut value: *mut ffi::PyObject = std::ptr::null_mut();
-        unsafe {
-            while ffi::PyDict_Next(self.ptr, &mut pos, &mut key, &mut value) != 0 {
-                // Compact ASCII keys: look at the first character in place.
-                let Some(k) = key_str(key) else { return Err(self.unexpected()) };
-                if matches!(k.as_bytes().first(), Some(b'0'..=b'9')) && array_index(k).is_some() {
-                    return Ok(true);
-                }
+        for (key, _) in unsafe { DictIter::new(self.ptr) } {
+            // Compact ASCII keys: look at the first character in place.
+            let Some(k) = (unsafe { key_str(key) }) else { return Err(self.unexpected()) };
+            if matches!(k.as_bytes().first(), Some(b'0'..=b'9')) && array_index(k).is_some() {
+                return Ok(true);
             }
         }
         Ok(false)
+    }
+}
+
+/// The entries of a dict as the encoder walks them (a named type, so that
+/// its `next` is inlined into the walk).
+struct Entries<'v, 'a, 'py> {
+    dict: Option<DictIter>,
+    of: &'v PyVal<'a, 'py>,
+}
+
+impl<'v, 'a, 'py> Iterator for Entries<'v, 'a, 'py> {
+    type Item = Result<(Cow<'v, str>, PyVal<'a, 'py>), EncErr>;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Self::Item> {
+        let (key, value) = self.dict.as_mut()?.next()?;
+        let Some(k) = (unsafe { key_str(key) }) else {
+            return Some(Err(self.of.unexpected()));
+        };
+        Some(self.of.child(value).map(|v| (Cow::Borrowed(k), v)))
     }
 }
 

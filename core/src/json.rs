@@ -49,14 +49,31 @@ static ESCAPE: [u8; 256] = {
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// Index of the first byte at or after `from` that is `"`, `\\` or below
-/// 0x20 (the bytes a JSON string must escape), or `bytes.len()`. Eight bytes
-/// at a time (SWAR): text is mostly plain, so this is the hot loop of both
-/// writing and parsing strings.
+/// 0x20 (the bytes a JSON string must escape), or `bytes.len()`. Sixteen
+/// bytes at a time (SSE2) on x86_64, then eight (SWAR): text is mostly plain,
+/// so this is the hot loop of both writing and parsing strings.
 #[inline]
 pub fn find_special(bytes: &[u8], from: usize) -> usize {
     const LO: u64 = 0x0101_0101_0101_0101;
     const HI: u64 = 0x8080_8080_8080_8080;
     let mut i = from;
+    // Sixteen bytes a step where SSE2 is part of the target (every x86_64).
+    #[cfg(target_arch = "x86_64")]
+    while i + 16 <= bytes.len() {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is baseline on x86_64; the load reads bytes[i..i + 16].
+        let m = unsafe {
+            let x = _mm_loadu_si128(bytes.as_ptr().add(i) as *const __m128i);
+            let control = _mm_cmpeq_epi8(_mm_max_epu8(x, _mm_set1_epi8(0x1F)), _mm_set1_epi8(0x1F));
+            let quote = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'"' as i8));
+            let slash = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'\\' as i8));
+            _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(control, quote), slash)) as u32
+        };
+        if m != 0 {
+            return i + m.trailing_zeros() as usize;
+        }
+        i += 16;
+    }
     while i + 8 <= bytes.len() {
         let mut w = [0u8; 8];
         w.copy_from_slice(&bytes[i..i + 8]);
@@ -151,8 +168,6 @@ pub(crate) struct ShortDecimal {
     scale: usize,
 }
 
-const POW10: [f64; 5] = [1.0, 10.0, 100.0, 1000.0, 10000.0];
-
 impl ShortDecimal {
     #[inline]
     pub(crate) fn of(f: f64) -> Option<ShortDecimal> {
@@ -161,18 +176,25 @@ impl ShortDecimal {
         if !(a > 0.0 && a < 68_719_476_736.0) {
             return None;
         }
-        for (scale, p) in POW10.iter().enumerate() {
-            // Rounded by adding one half and truncating (exact below 2^52;
-            // `f64::round` is a libm call here).
-            let digits = (a * p + 0.5) as u64;
-            if digits as f64 / p == a {
-                if scale > 0 && digits % 10 == 0 {
-                    return None;
-                }
-                return Some(ShortDecimal { negative: f < 0.0, digits, scale });
-            }
+        // The one decimal with at most four fraction digits that can equal
+        // `a`: decimals that far apart are more than an ulp apart below
+        // 2^36, so at most one of them converts to `a`. Rounded by adding
+        // one half and truncating (exact below 2^52; `f64::round` is a libm
+        // call here).
+        let mut digits = (a * 10_000.0 + 0.5) as u64;
+        // Both operands are exact, so the division is the correctly rounded
+        // value of the decimal: equal to `a` exactly when it reads back.
+        if digits as f64 / 10_000.0 != a {
+            return None;
         }
-        None
+        // Fewer fraction digits name the same decimal, hence the same
+        // double: the shortest form drops the trailing zeros.
+        let mut scale = 4;
+        while scale > 0 && digits % 10 == 0 {
+            digits /= 10;
+            scale -= 1;
+        }
+        Some(ShortDecimal { negative: f < 0.0, digits, scale })
     }
 
     /// The text, written into `buf`.
@@ -212,6 +234,40 @@ impl ShortDecimal {
 }
 
 #[cfg(test)]
+mod find_special_tests {
+    use super::find_special;
+
+    fn naive(b: &[u8], from: usize) -> usize {
+        (from..b.len()).find(|&i| b[i] < 0x20 || b[i] == b'"' || b[i] == b'\\').unwrap_or(b.len())
+    }
+
+    #[test]
+    fn every_position_and_byte() {
+        // Each special byte (and the nearest plain ones) at every offset of
+        // lengths around the 16- and 8-byte steps, from every start.
+        for len in 0..40 {
+            for at in 0..len {
+                for byte in [0u8, 0x1F, 0x20, b'"', b'\\', b'!', b'#', 0x7F, 0x80, 0xFF, b'\n'] {
+                    let mut b = vec![b'a'; len];
+                    b[at] = byte;
+                    for from in 0..=len {
+                        assert_eq!(find_special(&b, from), naive(&b, from), "{b:?} from {from}");
+                    }
+                }
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn matches_naive(b in proptest::collection::vec(proptest::num::u8::ANY, 0..80), from in 0usize..80) {
+            let from = from.min(b.len());
+            proptest::prop_assert_eq!(find_special(&b, from), naive(&b, from));
+        }
+    }
+}
+
+#[cfg(test)]
 mod short_decimal_tests {
     use super::ShortDecimal;
 
@@ -235,6 +291,16 @@ mod short_decimal_tests {
             check(f64::from_bits(f.to_bits() - 1));
         }
         assert!(ShortDecimal::of(3540.24).is_some() && ShortDecimal::of(0.1 + 0.2).is_none());
+    }
+
+    #[test]
+    fn every_amount_in_cents_takes_the_short_path() {
+        // Money-like values are the common case the short path is for.
+        for cents in (1..3_000_000u64).chain((1u64 << 36) * 100 - 1_000..(1u64 << 36) * 100) {
+            let f = cents as f64 / 100.0;
+            assert!(ShortDecimal::of(f).is_some(), "{f}");
+            check(f);
+        }
     }
 
     proptest::proptest! {
