@@ -442,6 +442,11 @@ impl<'py> Builder for PyBuilder<'py> {
         }
         Ok(key)
     }
+    #[inline]
+    fn key_again(&mut self, key: &Self::Key, _: &str) -> Result<Self::Key, BuildError> {
+        // A new reference to the same `str` (its hash is cached on it).
+        Ok(key.clone())
+    }
     fn array(&mut self, items: Drain<'_, Self::Value>) -> Result<Self::Value, BuildError> {
         unsafe {
             let list = ffi::PyList_New(items.len() as ffi::Py_ssize_t);

@@ -400,6 +400,15 @@ pub trait Builder {
     fn float(&mut self, f: f64) -> Result<Self::Value, Self::Error>;
     fn string(&mut self, s: &str) -> Result<Self::Value, Self::Error>;
     fn key(&mut self, s: &str) -> Result<Self::Key, Self::Error>;
+    /// `key`, made before from `s` by this builder, wanted once more (the
+    /// field names of a TOON table repeat on every row). The default makes
+    /// it again from `s`; a builder whose keys are cheap to copy returns a
+    /// copy.
+    #[inline]
+    fn key_again(&mut self, key: &Self::Key, s: &str) -> Result<Self::Key, Self::Error> {
+        let _ = key;
+        self.key(s)
+    }
     fn array(&mut self, items: Drain<'_, Self::Value>) -> Result<Self::Value, Self::Error>;
     fn object(&mut self, entries: Drain<'_, (Self::Key, Self::Value)>) -> Result<Self::Value, Self::Error>;
 

@@ -157,6 +157,9 @@ fn decoder<'a, V, K>(text: &'a str, opts: &DecodeOptions) -> Decoder<'a, V, K> {
         pending: Vec::new(),
         scratch: String::new(),
         cells: Vec::new(),
+        fields: FieldList::default(),
+        field_keys: Vec::new(),
+        keys_generation: 0,
         seen: SeenKeys { stack: Vec::new(), big: HashSet::new(), next_id: 0 },
         max_depth: MAX_DEPTH,
     }
@@ -362,9 +365,21 @@ fn from(s: &str, a: usize) -> &str {
     sub(s, a, s.len())
 }
 
-/// Trim ASCII spaces only (not tabs, not other whitespace).
+/// Trim ASCII spaces only (not tabs, not other whitespace). (A byte loop:
+/// `trim_matches(' ')` goes through the generic char searcher, which shows
+/// up in profiles since every token passes here.)
+#[inline]
 fn trim_spaces(s: &str) -> &str {
-    s.trim_matches(' ')
+    let b = s.as_bytes();
+    let mut start = 0;
+    let mut end = b.len();
+    while start < end && b[start] == b' ' {
+        start += 1;
+    }
+    while end > start && b[end - 1] == b' ' {
+        end -= 1;
+    }
+    sub(s, start, end)
 }
 
 /// Trim spaces and tabs (for the text quoted in header messages).
@@ -467,6 +482,41 @@ fn is_data_row(content: &str, delim: u8) -> bool {
         }
         i += 1;
     }
+    true
+}
+
+/// Split a tabular row into its cells in `out` (cleared first), as
+/// [`Cells`] does; false (`out` then unspecified) when the line is no row
+/// but a `key: value` line, as [`is_data_row`] tells: an unquoted colon
+/// before the first delimiter. One scan for both.
+fn split_row<'a>(content: &'a str, delim: u8, out: &mut Vec<&'a str>) -> bool {
+    out.clear();
+    let s = content.as_bytes();
+    if s.is_empty() {
+        return true;
+    }
+    let mut in_quotes = false;
+    let mut start = 0;
+    let mut i = 0;
+    while i < s.len() {
+        let c = s[i];
+        if c == b'\\' && in_quotes && i + 1 < s.len() {
+            i += 2;
+            continue;
+        }
+        if c == b'"' {
+            in_quotes = !in_quotes;
+        } else if !in_quotes {
+            if c == delim {
+                out.push(sub(content, start, i));
+                start = i + 1;
+            } else if c == b':' && out.is_empty() {
+                return false;
+            }
+        }
+        i += 1;
+    }
+    out.push(from(content, start));
     true
 }
 
@@ -749,15 +799,34 @@ struct Header<'a> {
     /// The declared length as the reference holds it (a double).
     length: f64,
     delim: u8,
-    /// Non-empty when present.
-    fields: Option<Vec<Field<'a>>>,
+    /// A field list is present (held in the [`FieldList`] given to
+    /// [`parse_header`]; never empty).
+    fields: bool,
     keyed: bool,
     inline: Option<&'a str>,
 }
 
+/// The field list of the last tabular header parsed. Arrays of objects that
+/// each hold a table (orders with their items) repeat the same field list,
+/// which is then parsed once: a header whose list is the same text, split
+/// at the same delimiter, reuses it (its checks give the same outcome).
+#[derive(Default)]
+struct FieldList<'a> {
+    /// The text between the braces and the delimiter it was split at
+    /// (`None` until a list parses without error).
+    src: Option<(&'a str, u8)>,
+    fields: Vec<Field<'a>>,
+    /// The first duplicate name, as [`duplicate_field`] finds it, when not
+    /// the empty name.
+    duplicate: Option<String>,
+    /// Bumped at each new list (keys made for the fields follow it).
+    generation: u64,
+}
+
 /// `Ok(None)` when the line is not an array header; an error when it is a
 /// malformed one (reference `parseArrayHeaderLine` + `resolveArrayHeader`).
-fn parse_header(content: &str, strict: bool) -> Result<Option<Header<'_>>, Syn> {
+/// A field list goes to `list`.
+fn parse_header<'a>(content: &'a str, strict: bool, list: &mut FieldList<'a>) -> Result<Option<Header<'a>>, Syn> {
     let b = content.as_bytes();
     let bracket_start = if b.first() == Some(&b'"') {
         let Some(close) = find_closing_quote(b, 0) else { return Ok(None) };
@@ -841,40 +910,47 @@ fn parse_header(content: &str, strict: bool) -> Result<Option<Header<'_>>, Syn> 
     let after_colon = trim_spaces(from(content, colon + 1));
     let seg = sub(content, bracket_start + 1, bracket_end);
     let (length, delim, keyed) = parse_bracket_segment(seg).map_err(|m| syn("TOON_INVALID_LENGTH", m, content, bracket_start + 1))?;
-    let mut fields = None;
+    let mut fields = false;
     if let Some(bs) = brace_start.filter(|&bs| bs < colon) {
         if let Some(be) = find_matching_brace(b, bs).filter(|&be| be < colon) {
             let inner = sub(content, bs + 1, be);
-            for cand in [b',', b'\t', b'|'] {
-                if cand != delim && find_unquoted(inner.as_bytes(), cand, 0).is_some() {
-                    return invalid(
-                        "TOON_DELIMITER_MISMATCH",
-                        format!(
-                            "Header delimiter mismatch: bracket declares \"{}\" but field list contains unquoted \"{}\"",
-                            show_delim(delim),
-                            show_delim(cand)
-                        ),
-                        bs + 1,
-                    );
+            fields = true;
+            if list.src != Some((inner, delim)) {
+                for cand in [b',', b'\t', b'|'] {
+                    if cand != delim && find_unquoted(inner.as_bytes(), cand, 0).is_some() {
+                        return invalid(
+                            "TOON_DELIMITER_MISMATCH",
+                            format!(
+                                "Header delimiter mismatch: bracket declares \"{}\" but field list contains unquoted \"{}\"",
+                                show_delim(delim),
+                                show_delim(cand)
+                            ),
+                            bs + 1,
+                        );
+                    }
                 }
+                list.src = None;
+                list.fields.clear();
+                parse_fields(inner, delim, &mut list.fields, 1)?;
+                // The reference tests the first duplicate it finds for
+                // truthiness, so when that one is the empty name
+                // (`{"",""}`) it reports nothing.
+                list.duplicate = duplicate_field(&list.fields, 0, list.fields.len()).filter(|d| !d.is_empty());
+                list.src = Some((inner, delim));
+                list.generation += 1;
             }
-            let mut list = Vec::new();
-            parse_fields(inner, delim, &mut list, 1)?;
-            fields = Some(list);
         }
     }
-    // The reference tests the first duplicate it finds for truthiness, so
-    // when that one is the empty name (`{"",""}`) it reports nothing.
-    let duplicate = fields.as_ref().and_then(|f| duplicate_field(f, 0, f.len())).filter(|d| !d.is_empty());
+    let duplicate = if fields { list.duplicate.clone() } else { None };
     let dup_msg = |d: &str| format!("Duplicate field name \"{d}\" in field list (expected distinct names)");
-    if keyed && fields.is_none() {
+    if keyed && !fields {
         return invalid(
             "TOON_INVALID_HEADER",
             "Keyed header requires a field list (expected {fields} after the bracket segment)".into(),
             bracket_start,
         );
     }
-    if fields.is_some() && !after_colon.is_empty() {
+    if fields && !after_colon.is_empty() {
         return match duplicate {
             Some(d) => invalid("TOON_DUPLICATE_FIELD", dup_msg(&d), brace_start.unwrap_or(0)),
             None => invalid(
@@ -1190,6 +1266,10 @@ impl<B: Builder> Builder for Plain<'_, B> {
         self.0.key(s)
     }
     #[inline]
+    fn key_again(&mut self, key: &B::Key, s: &str) -> Result<B::Key, B::Error> {
+        self.0.key_again(key, s)
+    }
+    #[inline]
     fn array(&mut self, items: Drain<'_, B::Value>) -> Result<B::Value, B::Error> {
         self.0.array(items)
     }
@@ -1303,6 +1383,10 @@ impl Builder for TreeBuilder {
     }
     fn key(&mut self, s: &str) -> Result<(String, bool)> {
         Ok((s.to_owned(), false))
+    }
+    fn key_again(&mut self, key: &(String, bool), _: &str) -> Result<(String, bool)> {
+        // A copy keeps whether it was quoted.
+        Ok(key.clone())
     }
     fn array(&mut self, items: Drain<'_, Tree>) -> Result<Tree> {
         Ok(Tree::Array(items.collect()))
@@ -1546,6 +1630,12 @@ struct Decoder<'a, V, K> {
     scratch: String,
     /// Cells of the current table row (kept to reuse its allocation).
     cells: Vec<&'a str>,
+    /// The field list of the last tabular header.
+    fields: FieldList<'a>,
+    /// Keys made for `fields` (one per field, group names included), valid
+    /// while `keys_generation` is the list's generation.
+    field_keys: Vec<K>,
+    keys_generation: u64,
     seen: SeenKeys<'a>,
     /// Nesting limit ([`MAX_DEPTH`] or [`EXPAND_MAX_DEPTH`]).
     max_depth: usize,
@@ -1645,8 +1735,9 @@ impl<'a, V, K> Decoder<'a, V, K> {
         Ok(())
     }
 
-    fn header(&self, line: &Line<'a>) -> Result<Option<Header<'a>>> {
-        self.at(line, parse_header(line.content, self.strict))
+    fn header(&mut self, line: &Line<'a>) -> Result<Option<Header<'a>>> {
+        let r = parse_header(line.content, self.strict, &mut self.fields);
+        self.at(line, r)
     }
 
     fn document<B: Sink<Value = V, Key = K>>(&mut self, b: &mut B) -> Result<V, B::Error> {
@@ -1907,8 +1998,8 @@ impl<'a, V, K> Decoder<'a, V, K> {
         if let Some(inline) = h.inline {
             return self.inline_array(b, h, inline, line).map(Some);
         }
-        if let Some(fields) = h.fields.as_deref().filter(|f| !f.is_empty()) {
-            return self.tabular_array(b, h, fields, line, base_depth, level).map(Some);
+        if h.fields {
+            return self.tabular_array(b, h, line, base_depth, level).map(Some);
         }
         let item_depth = self.content_depth(base_depth)?;
         stack.push(Frame::List {
@@ -1945,17 +2036,60 @@ impl<'a, V, K> Decoder<'a, V, K> {
         b.array(self.values.drain(base..))
     }
 
+    /// Run `f` with the field list of the current header and the keys made
+    /// for its names (made once per list, then reused by every row of
+    /// every table with the same list).
+    fn with_fields<B: Sink<Value = V, Key = K>, T>(
+        &mut self,
+        b: &mut B,
+        f: impl FnOnce(&mut Self, &mut B, &[Field<'a>], &[K]) -> Result<T, B::Error>,
+    ) -> Result<T, B::Error> {
+        let list = std::mem::take(&mut self.fields);
+        let mut keys = std::mem::take(&mut self.field_keys);
+        let mut r = Ok(());
+        if self.keys_generation != list.generation || keys.len() != list.fields.len() {
+            keys.clear();
+            r = list.fields.iter().try_for_each(|f| {
+                keys.push(key_of(b, &f.name, f.quoted)?);
+                Ok(())
+            });
+            if r.is_ok() {
+                self.keys_generation = list.generation;
+            }
+        }
+        let r = r.and_then(|()| f(self, b, &list.fields, &keys));
+        self.fields = list;
+        self.field_keys = keys;
+        r
+    }
+
     /// `key[N]{f1,f2}:` followed by rows.
     fn tabular_array<B: Sink<Value = V, Key = K>>(
         &mut self,
         b: &mut B,
         h: &Header<'a>,
-        fields: &[Field<'a>],
         header_line: &Line<'a>,
         base_depth: usize,
         level: usize,
     ) -> Result<V, B::Error> {
         let row_depth = self.content_depth(base_depth)?;
+        self.with_fields(b, |d, b, fields, keys| {
+            d.table_rows(b, h, fields, keys, header_line, base_depth, row_depth, level)
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn table_rows<B: Sink<Value = V, Key = K>>(
+        &mut self,
+        b: &mut B,
+        h: &Header<'a>,
+        fields: &[Field<'a>],
+        keys: &[K],
+        header_line: &Line<'a>,
+        base_depth: usize,
+        row_depth: usize,
+        level: usize,
+    ) -> Result<V, B::Error> {
         let width = count_leaves(fields);
         let base = self.values.len();
         let mut count = 0usize;
@@ -1969,21 +2103,21 @@ impl<'a, V, K> Decoder<'a, V, K> {
             if line.depth != row_depth {
                 return Err(self.over_indented(&line, row_depth).into());
             }
-            if !is_data_row(line.content, h.delim) {
+            // Split once (which also tells a row from a `key: value`
+            // line); the count is checked before any cell is used.
+            let mut cells = std::mem::take(&mut self.cells);
+            if !split_row(line.content, h.delim, &mut cells) {
+                self.cells = cells;
                 break;
             }
             start.get_or_insert(line.number);
             end = Some(line.number);
             last = line;
             self.r.next()?;
-            // Split once; the count is checked before any cell is used.
-            let mut cells = std::mem::take(&mut self.cells);
-            cells.clear();
-            cells.extend(Cells::new(line.content, h.delim));
             if cells.len() != width {
                 self.check_count(&line, "TOON_WIDTH_MISMATCH", cells.len(), width as f64, "tabular row values")?;
             }
-            let v = self.row_object(b, fields, 0, fields.len(), &mut cells.iter().copied(), &line, level + 1);
+            let v = self.row_object(b, fields, keys, 0, fields.len(), &mut cells.iter().copied(), &line, level + 1);
             self.cells = cells;
             let v = v?;
             self.values.push(v);
@@ -2017,9 +2151,25 @@ impl<'a, V, K> Decoder<'a, V, K> {
         level: usize,
     ) -> Result<V, B::Error> {
         let entry_depth = self.content_depth(base_depth)?;
-        let fields = h.fields.as_deref().unwrap_or_default();
-        let width = count_leaves(fields);
         self.enter(header_line, level)?;
+        self.with_fields(b, |d, b, fields, keys| {
+            d.keyed_entries(b, h, fields, keys, header_line, base_depth, entry_depth, level)
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn keyed_entries<B: Sink<Value = V, Key = K>>(
+        &mut self,
+        b: &mut B,
+        h: &Header<'a>,
+        fields: &[Field<'a>],
+        keys: &[K],
+        header_line: &Line<'a>,
+        base_depth: usize,
+        entry_depth: usize,
+        level: usize,
+    ) -> Result<V, B::Error> {
+        let width = count_leaves(fields);
         let frame = self.seen.begin(self.strict);
         let base = self.entries.len();
         let mut count = 0usize;
@@ -2055,7 +2205,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
             if cells.len() != width {
                 self.check_count(&line, "TOON_WIDTH_MISMATCH", cells.len(), width as f64, "keyed entry cells")?;
             }
-            let v = self.row_object(b, fields, 0, fields.len(), &mut cells.iter().copied(), &line, level + 1);
+            let v = self.row_object(b, fields, keys, 0, fields.len(), &mut cells.iter().copied(), &line, level + 1);
             self.cells = cells;
             let v = v?;
             self.entries.push((k, v));
@@ -2076,6 +2226,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
         &mut self,
         b: &mut B,
         fields: &[Field<'a>],
+        keys: &[K],
         start: usize,
         end: usize,
         cells: &mut std::iter::Copied<std::slice::Iter<'_, &'a str>>,
@@ -2087,10 +2238,13 @@ impl<'a, V, K> Decoder<'a, V, K> {
         let mut i = start;
         while i < end {
             let Some(f) = fields.get(i) else { break };
-            let k = key_of(b, &f.name, f.quoted)?;
+            let k = match keys.get(i) {
+                Some(k) => b.key_again(k, &f.name)?,
+                None => key_of(b, &f.name, f.quoted)?,
+            };
             let next = f.next.max(i + 1);
             let v = if next > i + 1 {
-                self.row_object(b, fields, i + 1, next, cells, line, level + 1)?
+                self.row_object(b, fields, keys, i + 1, next, cells, line, level + 1)?
             } else {
                 let cell = cells.next().unwrap_or_default();
                 self.primitive(b, cell, line)?
@@ -2133,7 +2287,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
         let item = Line { content: after, ..line };
         if is_array_header_content(after) {
             if let Some(h) = self.header(&item)? {
-                if h.keyed || h.fields.is_some() {
+                if h.keyed || h.fields {
                     let msg = if h.keyed {
                         "Keyless keyed header is only valid at the document root"
                     } else {
@@ -2145,7 +2299,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
             }
         }
         let header = self.header(&item)?;
-        if let Some(h) = header.filter(|h| h.key.is_some() && h.fields.is_some()) {
+        if let Some(h) = header.filter(|h| h.key.is_some() && h.fields) {
             // `- key[N]{fields}:` opens an object whose first field is the
             // table; its rows sit two levels below the hyphen, its other
             // fields one level below.
