@@ -362,6 +362,19 @@ impl<'py> PyBuilder<'py> {
     }
 }
 
+/// The cache slot of a key of at most 64 bytes: a multiplicative hash of
+/// its length and its first and last 8 bytes, which tells apart the few
+/// dozen distinct keys of a document about as well as hashing every byte.
+#[inline]
+fn key_slot(b: &[u8]) -> usize {
+    let (x, y) = match (b.first_chunk::<8>(), b.last_chunk::<8>()) {
+        (Some(f), Some(l)) => (u64::from_le_bytes(*f), u64::from_le_bytes(*l)),
+        _ => (b.iter().fold(0u64, |v, &c| (v << 8) | u64::from(c)), 0),
+    };
+    let h = (x ^ y.rotate_left(29) ^ (b.len() as u64).rotate_left(50)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (h >> 56) as usize % KEY_SLOTS
+}
+
 /// A new `str`; ASCII takes the fast path (allocate with max char 127 and
 /// copy) instead of UTF-8 decoding.
 #[inline]
@@ -377,6 +390,57 @@ pub fn new_str<'py>(py: Python<'py>, s: &str) -> PyResult<Bound<'py, PyAny>> {
         }
     } else {
         Ok(PyString::new(py, s).into_any())
+    }
+}
+
+enum Quick {
+    Int(i64),
+    Float(f64),
+}
+
+/// Exact powers of ten as doubles (10^22 is the last one exact).
+const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19,
+    1e20, 1e21, 1e22,
+];
+
+/// The value of a number token (it matches
+/// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`) when it is short
+/// enough for an exact shortcut: an integer of at most 18 digits, or a
+/// decimal without exponent whose digits, read as one integer, stay below
+/// 2^53 with at most 22 after the point. That integer and the power of ten
+/// are then exact doubles, and one IEEE division rounds their quotient
+/// correctly (Clinger's fast path), so the result is the double the
+/// general parser gives. `None`: take the general way. `-0` and `-0.0`
+/// give 0, as [`Builder::number_token`] says.
+#[inline]
+fn quick_number(t: &[u8], integer: bool) -> Option<Quick> {
+    let (neg, digits) = match t.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, t),
+    };
+    if digits.len() > 18 {
+        return None;
+    }
+    let mut m: u64 = 0;
+    let mut frac: Option<usize> = None;
+    for (i, &c) in digits.iter().enumerate() {
+        match c {
+            b'0'..=b'9' => m = m * 10 + u64::from(c - b'0'),
+            b'.' if frac.is_none() => frac = Some(digits.len() - i - 1),
+            _ => return None,
+        }
+    }
+    // 18 digits stay below 10^18 < 2^63.
+    let m_signed = m as i64;
+    match frac {
+        None if integer => Some(Quick::Int(if neg { -m_signed } else { m_signed })),
+        Some(k) if !integer && m < (1u64 << 53) && k < POW10.len() => {
+            let f = m as f64 / POW10[k];
+            // -0.0 reads as 0.0.
+            Some(Quick::Float(if neg && f != 0.0 { -f } else { f }))
+        }
+        _ => None,
     }
 }
 
@@ -416,14 +480,7 @@ impl<'py> Builder for PyBuilder<'py> {
         if s.len() > 64 {
             return Ok(new_str(self.py, s)?);
         }
-        let b = s.as_bytes();
-        // FNV-1a over the (short) key: few collisions among the dozens of
-        // distinct keys of a document.
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for &c in b {
-            h = (h ^ u64::from(c)).wrapping_mul(0x0100_0000_01b3);
-        }
-        let slot = (h >> 56) as usize % KEY_SLOTS;
+        let slot = key_slot(s.as_bytes());
         if self.keys.is_empty() {
             self.keys = KEY_CACHE.try_with(|c| c.take()).unwrap_or_default();
             if self.keys.len() != KEY_SLOTS {
@@ -477,6 +534,12 @@ impl<'py> Builder for PyBuilder<'py> {
     /// Number tokens of text formats (TOON): integers of any size exact, as
     /// Python ints; other numbers as the reference's double.
     fn number_token(&mut self, text: &str, integer: bool) -> Result<Option<Self::Value>, BuildError> {
+        // Short tokens (most) without the general parsers.
+        match quick_number(text.as_bytes(), integer) {
+            Some(Quick::Int(i)) => return self.int(i).map(Some),
+            Some(Quick::Float(f)) => return self.float(f).map(Some),
+            None => {}
+        }
         if integer {
             if let Ok(i) = text.parse::<i64>() {
                 return self.int(i).map(Some);

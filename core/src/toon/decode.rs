@@ -229,13 +229,18 @@ struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
+    /// The next line, read once and then held until consumed (the decoder
+    /// peeks at each line a few times).
+    #[inline]
     fn peek(&mut self) -> Result<Option<Line<'a>>> {
-        if self.peeked.is_none() {
-            self.peeked = self.scan()?;
+        if let Some(line) = self.peeked {
+            return Ok(Some(line));
         }
+        self.peeked = self.scan()?;
         Ok(self.peeked)
     }
 
+    #[inline]
     fn next(&mut self) -> Result<Option<Line<'a>>> {
         let line = self.peek()?;
         self.peeked = None;
@@ -245,6 +250,7 @@ impl<'a> Reader<'a> {
         Ok(line)
     }
 
+    #[inline(never)]
     fn scan(&mut self) -> Result<Option<Line<'a>>> {
         let text = self.text;
         let bytes = text.as_bytes();
@@ -294,7 +300,9 @@ impl<'a> Reader<'a> {
             if first_tab.is_none() && cs < ce && bytes.get(cs) == Some(&b'#') {
                 continue; // comment line
             }
-            let depth = (indent - tab_indent) / self.indent + tab_indent;
+            // (Two spaces per level, the default, without a division.)
+            let spaces = indent - tab_indent;
+            let depth = if self.indent == 2 { spaces >> 1 } else { spaces / self.indent } + tab_indent;
             if cs == ce {
                 if self.strict {
                     self.blanks.push(self.number);
@@ -310,7 +318,7 @@ impl<'a> Reader<'a> {
                     )
                     .at_line(self.number, Some(t + 1)));
                 }
-                if indent > 0 && indent % self.indent != 0 {
+                if indent > 0 && depth * self.indent != indent {
                     return Err(Error::new(
                         Format::Toon,
                         "TOON_INDENTATION",
@@ -727,6 +735,20 @@ fn parse_key_token(content: &str) -> Result<(Cow<'_, str>, usize), Syn> {
         return Err(syn("TOON_MISSING_COLON", "Missing colon after key (expected ':')", content, b.len()));
     };
     Ok((Cow::Borrowed(trim_spaces(sub(content, 0, colon))), colon + 1))
+}
+
+/// The colon ending a plain key: `Some` when the content does not start
+/// with a quote and its first `:`, `[` or `"` is a colon. Such a line is no
+/// array header ([`parse_header`] gives `None`) and [`parse_key_token`]
+/// takes the key up to that colon.
+#[inline]
+fn plain_key_colon(content: &str) -> Option<usize> {
+    let b = content.as_bytes();
+    if b.first() == Some(&b'"') {
+        return None;
+    }
+    let i = b.iter().position(|&c| matches!(c, b':' | b'[' | b'"'))?;
+    (b.get(i) == Some(&b':')).then_some(i)
 }
 
 /// Does `t` match `-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?`? `Some(true)`
@@ -1919,6 +1941,26 @@ impl<'a, V, K> Decoder<'a, V, K> {
         seen: Option<SeenFrame>,
         level: usize,
     ) -> Result<(), B::Error> {
+        // Most lines are `key: value` with a plain key: then the line is no
+        // header and the key ends at that colon, which one scan tells.
+        let (key, end) = match plain_key_colon(line.content) {
+            Some(colon) => (Cow::Borrowed(trim_spaces(sub(line.content, 0, colon))), colon + 1),
+            None => return self.key_value_slow(b, stack, line, base_depth, seen, level),
+        };
+        self.key_value_rest(b, stack, line, key, end, base_depth, seen, level)
+    }
+
+    /// [`Self::key_value`] for lines that may be headers or have quoted keys.
+    #[inline(never)]
+    fn key_value_slow<B: Sink<Value = V, Key = K>>(
+        &mut self,
+        b: &mut B,
+        stack: &mut Vec<Frame<'a>>,
+        line: Line<'a>,
+        base_depth: usize,
+        seen: Option<SeenFrame>,
+        level: usize,
+    ) -> Result<(), B::Error> {
         if let Some(h) = self.header(&line)? {
             let Some(key) = &h.key else {
                 let msg = if h.keyed {
@@ -1937,6 +1979,24 @@ impl<'a, V, K> Decoder<'a, V, K> {
             return Ok(());
         }
         let (key, end) = self.at(&line, parse_key_token(line.content))?;
+        self.key_value_rest(b, stack, line, key, end, base_depth, seen, level)
+    }
+
+    /// A `key: ...` line that is no header, its key parsed and ending at
+    /// `end`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn key_value_rest<B: Sink<Value = V, Key = K>>(
+        &mut self,
+        b: &mut B,
+        stack: &mut Vec<Frame<'a>>,
+        line: Line<'a>,
+        key: Cow<'a, str>,
+        end: usize,
+        base_depth: usize,
+        seen: Option<SeenFrame>,
+        level: usize,
+    ) -> Result<(), B::Error> {
         let rest = trim_spaces(from(line.content, end));
         self.note_key(seen, &key, &line)?;
         let k = key_of(b, &key, line.content.starts_with('"'))?;
