@@ -160,7 +160,7 @@ fn decoder<'a, V, K>(text: &'a str, opts: &DecodeOptions) -> Decoder<'a, V, K> {
         fields: FieldList::default(),
         field_keys: Vec::new(),
         keys_generation: 0,
-        seen: SeenKeys { stack: Vec::new(), big: HashSet::new(), next_id: 0 },
+        seen: SeenKeys { stack: Vec::new(), tags: Vec::new(), big: HashSet::new(), next_id: 0 },
         max_depth: MAX_DEPTH,
     }
 }
@@ -506,8 +506,12 @@ fn split_row<'a>(content: &'a str, delim: u8, out: &mut Vec<&'a str>) -> bool {
     let mut in_quotes = false;
     let mut start = 0;
     let mut i = 0;
-    while i < s.len() {
-        let c = s[i];
+    loop {
+        // Skip the bytes that mean nothing here (most), one lookup each.
+        while s.get(i).is_some_and(|&c| !ROW_SPECIAL[usize::from(c)]) {
+            i += 1;
+        }
+        let Some(&c) = s.get(i) else { break };
         if c == b'\\' && in_quotes && i + 1 < s.len() {
             i += 2;
             continue;
@@ -527,6 +531,19 @@ fn split_row<'a>(content: &'a str, delim: u8, out: &mut Vec<&'a str>) -> bool {
     out.push(from(content, start));
     true
 }
+
+/// The bytes [`split_row`] stops at: quote, backslash, colon and the three
+/// delimiters.
+static ROW_SPECIAL: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    let special = *b"\"\\:,\t|";
+    while i < special.len() {
+        t[special[i] as usize] = true;
+        i += 1;
+    }
+    t
+};
 
 /// The cells of a delimited row: split at unquoted delimiters; an empty
 /// row has no cell. Cells are returned untrimmed.
@@ -881,22 +898,27 @@ fn parse_header<'a>(content: &'a str, strict: bool, list: &mut FieldList<'a>) ->
         );
     };
     let mut brace_end = bracket_end + 1;
-    let brace_start = find_unquoted(b, b'{', bracket_end);
-    if let (Some(bs), Some(colon)) = (brace_start, find_unquoted(b, b':', bracket_end)) {
-        if bs < colon {
-            let gap = sub(content, bracket_end + 1, bs);
-            if !gap.is_empty() {
-                let t = trim_ws(gap);
-                let what = if t.is_empty() { "whitespace".to_string() } else { format!("content \"{t}\"") };
-                return invalid(
-                    "TOON_INVALID_HEADER",
-                    format!("Unexpected {what} between bracket segment and field list (expected '{{' right after ']')"),
-                    bracket_end + 1,
-                );
-            }
-            if let Some(end) = find_matching_brace(b, bs) {
-                brace_end = end + 1;
-            }
+    // Only a `{` before the first colon after `]` can open a field list
+    // (with a later one the colon below is that first colon, before it),
+    // so it is looked for only up to there: an inline array's values are
+    // not scanned for it.
+    let brace_start = find_unquoted(b, b':', bracket_end)
+        .and_then(|colon| find_unquoted(b.get(..colon).unwrap_or_default(), b'{', bracket_end));
+    let mut matching_brace = None;
+    if let Some(bs) = brace_start {
+        let gap = sub(content, bracket_end + 1, bs);
+        if !gap.is_empty() {
+            let t = trim_ws(gap);
+            let what = if t.is_empty() { "whitespace".to_string() } else { format!("content \"{t}\"") };
+            return invalid(
+                "TOON_INVALID_HEADER",
+                format!("Unexpected {what} between bracket segment and field list (expected '{{' right after ']')"),
+                bracket_end + 1,
+            );
+        }
+        matching_brace = find_matching_brace(b, bs);
+        if let Some(end) = matching_brace {
+            brace_end = end + 1;
         }
     }
     let Some(colon) = find_unquoted(b, b':', brace_end) else {
@@ -934,7 +956,7 @@ fn parse_header<'a>(content: &'a str, strict: bool, list: &mut FieldList<'a>) ->
     let (length, delim, keyed) = parse_bracket_segment(seg).map_err(|m| syn("TOON_INVALID_LENGTH", m, content, bracket_start + 1))?;
     let mut fields = false;
     if let Some(bs) = brace_start.filter(|&bs| bs < colon) {
-        if let Some(be) = find_matching_brace(b, bs).filter(|&be| be < colon) {
+        if let Some(be) = matching_brace.filter(|&be| be < colon) {
             let inner = sub(content, bs + 1, be);
             fields = true;
             if list.src != Some((inner, delim)) {
@@ -1179,6 +1201,9 @@ fn count_leaves(fields: &[Field<'_>]) -> usize {
 /// `LINEAR` keys also gets its keys in a hash set.
 struct SeenKeys<'a> {
     stack: Vec<Cow<'a, str>>,
+    /// [`key_tag`] of each key of `stack`: the linear search compares
+    /// these first and the text only when they are equal.
+    tags: Vec<u64>,
     big: HashSet<(u64, Cow<'a, str>)>,
     next_id: u64,
 }
@@ -1205,11 +1230,15 @@ impl<'a> SeenKeys<'a> {
     #[allow(clippy::ptr_arg)]
     fn insert(&mut self, f: SeenFrame, key: &Cow<'a, str>) -> bool {
         let n = self.stack.len() - f.base;
+        let tag = key_tag(key.as_bytes());
         if n < LINEAR {
-            if self.stack.get(f.base..).unwrap_or_default().contains(key) {
+            let tags = self.tags.get(f.base..).unwrap_or_default();
+            let keys = self.stack.get(f.base..).unwrap_or_default();
+            if tags.iter().zip(keys).any(|(&t, k)| t == tag && k == key) {
                 return false;
             }
             self.stack.push(key.clone());
+            self.tags.push(tag);
             if n + 1 == LINEAR {
                 for k in self.stack.get(f.base..).unwrap_or_default() {
                     self.big.insert((f.id, k.clone()));
@@ -1221,6 +1250,7 @@ impl<'a> SeenKeys<'a> {
             return false;
         }
         self.stack.push(key.clone());
+        self.tags.push(tag);
         true
     }
 
@@ -1233,7 +1263,19 @@ impl<'a> SeenKeys<'a> {
         } else {
             self.stack.truncate(f.base);
         }
+        self.tags.truncate(f.base);
     }
+}
+
+/// A summary of a key (its length and first and last 8 bytes): different
+/// tags mean different keys.
+#[inline]
+fn key_tag(b: &[u8]) -> u64 {
+    let (x, y) = match (b.first_chunk::<8>(), b.last_chunk::<8>()) {
+        (Some(f), Some(l)) => (u64::from_le_bytes(*f), u64::from_le_bytes(*l)),
+        _ => (b.iter().fold(0u64, |v, &c| (v << 8) | u64::from(c)), 0),
+    };
+    x ^ y.rotate_left(23) ^ (b.len() as u64).rotate_left(55)
 }
 
 // ---------------------------------------------------------------- builders
