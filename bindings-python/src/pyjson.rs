@@ -350,7 +350,7 @@ impl Drop for PyBuilder<'_> {
     }
 }
 
-const KEY_SLOTS: usize = 256;
+const KEY_SLOTS: usize = 1024;
 
 impl<'py> PyBuilder<'py> {
     pub fn new(py: Python<'py>) -> Self {
@@ -362,17 +362,18 @@ impl<'py> PyBuilder<'py> {
     }
 }
 
-/// The cache slot of a key of at most 64 bytes: a multiplicative hash of
-/// its length and its first and last 8 bytes, which tells apart the few
-/// dozen distinct keys of a document about as well as hashing every byte.
+/// The two cache slots of a key of at most 64 bytes (looked up in turn),
+/// from a multiplicative hash of its length and its first and last 8
+/// bytes, which tells apart the few dozen distinct keys of a document
+/// about as well as hashing every byte.
 #[inline]
-fn key_slot(b: &[u8]) -> usize {
+fn key_slots(b: &[u8]) -> (usize, usize) {
     let (x, y) = match (b.first_chunk::<8>(), b.last_chunk::<8>()) {
         (Some(f), Some(l)) => (u64::from_le_bytes(*f), u64::from_le_bytes(*l)),
         _ => (b.iter().fold(0u64, |v, &c| (v << 8) | u64::from(c)), 0),
     };
     let h = (x ^ y.rotate_left(29) ^ (b.len() as u64).rotate_left(50)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    (h >> 56) as usize % KEY_SLOTS
+    ((h >> 54) as usize % KEY_SLOTS, (h >> 44) as usize % KEY_SLOTS)
 }
 
 /// A new `str`; ASCII takes the fast path (allocate with max char 127 and
@@ -480,7 +481,7 @@ impl<'py> Builder for PyBuilder<'py> {
         if s.len() > 64 {
             return Ok(new_str(self.py, s)?);
         }
-        let slot = key_slot(s.as_bytes());
+        let (slot, other) = key_slots(s.as_bytes());
         if self.keys.is_empty() {
             self.keys = KEY_CACHE.try_with(|c| c.take()).unwrap_or_default();
             if self.keys.len() != KEY_SLOTS {
@@ -488,14 +489,19 @@ impl<'py> Builder for PyBuilder<'py> {
                 self.keys.resize_with(KEY_SLOTS, || None);
             }
         }
-        if let Some(Some((text, key))) = self.keys.get(slot) {
-            if **text == *s {
-                return Ok(key.bind(self.py).clone());
+        for i in [slot, other] {
+            if let Some(Some((text, key))) = self.keys.get(i) {
+                if **text == *s {
+                    return Ok(key.bind(self.py).clone());
+                }
             }
         }
         let key = pyo3::types::PyString::intern(self.py, s).into_any();
-        if let Some(entry) = self.keys.get_mut(slot) {
-            *entry = Some((s.into(), key.clone().unbind()));
+        // The key goes to its first slot; what was there moves to its
+        // second one (two keys meeting at one slot then both stay).
+        let moved = self.keys.get_mut(slot).and_then(|e| e.replace((s.into(), key.clone().unbind())));
+        if let (Some(entry), Some(moved)) = (self.keys.get_mut(other).filter(|_| other != slot), moved) {
+            *entry = Some(moved);
         }
         Ok(key)
     }

@@ -409,52 +409,60 @@ fn find_closing_quote(s: &[u8], start: usize) -> Option<usize> {
 }
 
 /// Index of the first `ch` at or after `start` outside `"..."` sections
-/// (quote state starts closed at `start`).
+/// (quote state starts closed at `start`; inside quotes `\` skips the next
+/// byte). `ch` is never `"` or `\`. Jumps from quote to quote with
+/// `memchr` rather than looking at every byte.
 fn find_unquoted(s: &[u8], ch: u8, start: usize) -> Option<usize> {
-    let mut in_quotes = false;
+    debug_assert!(ch != b'"' && ch != b'\\');
     let mut i = start;
-    while i < s.len() {
-        let c = s[i];
-        if c == b'\\' && in_quotes && i + 1 < s.len() {
-            i += 2;
-            continue;
+    loop {
+        let j = i + memchr::memchr2(ch, b'"', s.get(i..)?)?;
+        if s.get(j) == Some(&ch) {
+            return Some(j);
         }
-        if c == b'"' {
-            in_quotes = !in_quotes;
-        } else if c == ch && !in_quotes {
-            return Some(i);
-        }
-        i += 1;
+        i = quoted_end(s, j + 1)?;
     }
-    None
+}
+
+/// Index after the `"` closing a quoted section whose inside starts at
+/// `i` (`\` skips the next byte); `None` when it is not closed.
+#[inline]
+fn quoted_end(s: &[u8], mut i: usize) -> Option<usize> {
+    loop {
+        let j = i + memchr::memchr2(b'"', b'\\', s.get(i..)?)?;
+        if s.get(j) == Some(&b'"') {
+            return Some(j + 1);
+        }
+        // A backslash: skip it and the byte after it (a last backslash
+        // just ends the text).
+        i = j + 2;
+        if i > s.len() {
+            return None;
+        }
+    }
 }
 
 /// Index of the `}` matching the `{` at `start`, braces in quotes ignored.
 fn find_matching_brace(s: &[u8], start: usize) -> Option<usize> {
-    let mut in_quotes = false;
     let mut depth: isize = 0;
     let mut i = start;
-    while i < s.len() {
-        let c = s[i];
-        if c == b'\\' && in_quotes && i + 1 < s.len() {
-            i += 2;
-            continue;
-        }
-        if c == b'"' {
-            in_quotes = !in_quotes;
-        } else if !in_quotes {
-            if c == b'{' {
-                depth += 1;
-            } else if c == b'}' {
+    loop {
+        let j = i + memchr::memchr3(b'{', b'}', b'"', s.get(i..)?)?;
+        match s.get(j) {
+            Some(b'{') => depth += 1,
+            Some(b'}') => {
                 depth -= 1;
                 if depth == 0 {
-                    return Some(i);
+                    return Some(j);
                 }
             }
+            _ => {
+                i = quoted_end(s, j + 1)?;
+                continue;
+            }
         }
-        i += 1;
+        i = j + 1;
     }
-    None
 }
 
 fn is_array_header_content(content: &str) -> bool {
@@ -566,26 +574,17 @@ impl<'a> Iterator for Cells<'a> {
         if self.done {
             return None;
         }
-        let b = self.s.as_bytes();
         let start = self.pos;
-        let mut i = start;
-        let mut in_quotes = false;
-        while i < b.len() {
-            let c = b[i];
-            if c == b'\\' && in_quotes && i + 1 < b.len() {
-                i += 2;
-                continue;
-            }
-            if c == b'"' {
-                in_quotes = !in_quotes;
-            } else if c == self.delim && !in_quotes {
+        match find_unquoted(self.s.as_bytes(), self.delim, start) {
+            Some(i) => {
                 self.pos = i + 1;
-                return Some(sub(self.s, start, i));
+                Some(sub(self.s, start, i))
             }
-            i += 1;
+            None => {
+                self.done = true;
+                Some(from(self.s, start))
+            }
         }
-        self.done = true;
-        Some(from(self.s, start))
     }
 }
 
