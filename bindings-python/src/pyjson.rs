@@ -7,7 +7,7 @@
 //! `polywire::json`): `1.0` is written `1`, NaN and infinities `null`, keys
 //! that are array indices first. Python ints of any size are written exactly.
 
-use polywire::json::{self, Builder};
+use polywire::json::{self, Builder, QuickNumber};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -362,6 +362,24 @@ impl<'py> PyBuilder<'py> {
     }
 }
 
+/// `a == b`, inline for short keys (two overlapping word loads up to 16
+/// bytes rather than a call to `memcmp`).
+#[inline]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let n = a.len();
+    if (8..=16).contains(&n) {
+        let word = |s: &[u8], at: usize| s.get(at..at + 8).and_then(|w| w.first_chunk::<8>()).map(|w| u64::from_le_bytes(*w));
+        return word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8);
+    }
+    if n < 8 {
+        return a.iter().zip(b).all(|(x, y)| x == y);
+    }
+    a == b
+}
+
 /// The two cache slots of a key of at most 64 bytes (looked up in turn),
 /// from a multiplicative hash of its length and its first and last 8
 /// bytes, which tells apart the few dozen distinct keys of a document
@@ -391,57 +409,6 @@ pub fn new_str<'py>(py: Python<'py>, s: &str) -> PyResult<Bound<'py, PyAny>> {
         }
     } else {
         Ok(PyString::new(py, s).into_any())
-    }
-}
-
-enum Quick {
-    Int(i64),
-    Float(f64),
-}
-
-/// Exact powers of ten as doubles (10^22 is the last one exact).
-const POW10: [f64; 23] = [
-    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19,
-    1e20, 1e21, 1e22,
-];
-
-/// The value of a number token (it matches
-/// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`) when it is short
-/// enough for an exact shortcut: an integer of at most 18 digits, or a
-/// decimal without exponent whose digits, read as one integer, stay below
-/// 2^53 with at most 22 after the point. That integer and the power of ten
-/// are then exact doubles, and one IEEE division rounds their quotient
-/// correctly (Clinger's fast path), so the result is the double the
-/// general parser gives. `None`: take the general way. `-0` and `-0.0`
-/// give 0, as [`Builder::number_token`] says.
-#[inline]
-fn quick_number(t: &[u8], integer: bool) -> Option<Quick> {
-    let (neg, digits) = match t.split_first() {
-        Some((b'-', rest)) => (true, rest),
-        _ => (false, t),
-    };
-    if digits.len() > 18 {
-        return None;
-    }
-    let mut m: u64 = 0;
-    let mut frac: Option<usize> = None;
-    for (i, &c) in digits.iter().enumerate() {
-        match c {
-            b'0'..=b'9' => m = m * 10 + u64::from(c - b'0'),
-            b'.' if frac.is_none() => frac = Some(digits.len() - i - 1),
-            _ => return None,
-        }
-    }
-    // 18 digits stay below 10^18 < 2^63.
-    let m_signed = m as i64;
-    match frac {
-        None if integer => Some(Quick::Int(if neg { -m_signed } else { m_signed })),
-        Some(k) if !integer && m < (1u64 << 53) && k < POW10.len() => {
-            let f = m as f64 / POW10[k];
-            // -0.0 reads as 0.0.
-            Some(Quick::Float(if neg && f != 0.0 { -f } else { f }))
-        }
-        _ => None,
     }
 }
 
@@ -491,7 +458,7 @@ impl<'py> Builder for PyBuilder<'py> {
         }
         for i in [slot, other] {
             if let Some(Some((text, key))) = self.keys.get(i) {
-                if **text == *s {
+                if same_bytes(text.as_bytes(), s.as_bytes()) {
                     return Ok(key.bind(self.py).clone());
                 }
             }
@@ -539,13 +506,17 @@ impl<'py> Builder for PyBuilder<'py> {
     }
     /// Number tokens of text formats (TOON): integers of any size exact, as
     /// Python ints; other numbers as the reference's double.
-    fn number_token(&mut self, text: &str, integer: bool) -> Result<Option<Self::Value>, BuildError> {
-        // Short tokens (most) without the general parsers.
-        match quick_number(text.as_bytes(), integer) {
-            Some(Quick::Int(i)) => return self.int(i).map(Some),
-            Some(Quick::Float(f)) => return self.float(f).map(Some),
-            None => {}
+    /// Short tokens (most) as the decoder read them (`int` and `float`
+    /// give what `number_token` gives for them).
+    #[inline]
+    fn number_value(&mut self, text: &str, integer: bool, quick: Option<QuickNumber>) -> Result<Option<Self::Value>, BuildError> {
+        match quick {
+            Some(QuickNumber::Int(i)) => self.int(i).map(Some),
+            Some(QuickNumber::Float(f)) => self.float(f).map(Some),
+            None => self.number_token(text, integer),
         }
+    }
+    fn number_token(&mut self, text: &str, integer: bool) -> Result<Option<Self::Value>, BuildError> {
         if integer {
             if let Ok(i) = text.parse::<i64>() {
                 return self.int(i).map(Some);

@@ -434,6 +434,33 @@ pub trait Builder {
             _ => Ok(None),
         }
     }
+
+    /// [`Builder::number_token`], with the token's value when the decoder
+    /// already read it (`quick`, see [`QuickNumber`]), so a builder that
+    /// reads numbers the default way need not parse the text again. The
+    /// default ignores `quick` and calls [`Builder::number_token`]; a
+    /// builder that overrides this must give what its `number_token`
+    /// gives.
+    #[inline]
+    fn number_value(
+        &mut self,
+        text: &str,
+        integer: bool,
+        quick: Option<QuickNumber>,
+    ) -> Result<Option<Self::Value>, Self::Error> {
+        let _ = quick;
+        self.number_token(text, integer)
+    }
+}
+
+/// The value of a number token of a text format, when the decoder could
+/// read it exactly as it checked its form (short literals; see
+/// [`Builder::number_value`]): an integer literal that fits an `i64`, or
+/// the double `text.parse::<f64>()` gives, with `-0.0` as `0.0`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum QuickNumber {
+    Int(i64),
+    Float(f64),
 }
 
 #[derive(Debug, Clone, Copy)]

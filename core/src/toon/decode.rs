@@ -61,7 +61,7 @@ use std::collections::{HashMap, HashSet};
 use std::vec::Drain;
 
 use crate::error::{Error, Format, Result};
-use crate::json::{Builder, ValueBuilder};
+use crate::json::{Builder, QuickNumber, ValueBuilder};
 
 /// How deep arrays and objects may nest.
 pub const MAX_DEPTH: usize = 1024;
@@ -270,7 +270,18 @@ impl<'a> Reader<'a> {
             if e > s && bytes.get(e - 1) == Some(&b'\r') {
                 e -= 1;
             }
+            // Leading spaces (most indentation) eight at a time: the first
+            // byte that is no space is the lowest nonzero byte of the word
+            // XOR eight spaces. Then byte by byte, with tabs counted.
             let mut ws = s;
+            while let Some(chunk) = bytes.get(ws..e).and_then(<[u8]>::first_chunk::<8>) {
+                let other = u64::from_le_bytes(*chunk) ^ u64::from_le_bytes([b' '; 8]);
+                if other != 0 {
+                    ws += (other.trailing_zeros() / 8) as usize;
+                    break;
+                }
+                ws += 8;
+            }
             let mut first_tab = None;
             let mut tabs = 0;
             while ws < e {
@@ -763,21 +774,41 @@ fn plain_key_colon(content: &str) -> Option<usize> {
     if b.first() == Some(&b'"') {
         return None;
     }
-    let i = b.iter().position(|&c| matches!(c, b':' | b'[' | b'"'))?;
+    let i = b.iter().position(|&c| KEY_END[usize::from(c)])?;
     (b.get(i) == Some(&b':')).then_some(i)
 }
 
+/// `:`, `[` and `"`, for [`plain_key_colon`] (one lookup a byte).
+static KEY_END: [bool; 256] = {
+    let mut t = [false; 256];
+    t[b':' as usize] = true;
+    t[b'[' as usize] = true;
+    t[b'"' as usize] = true;
+    t
+};
+
 /// Does `t` match `-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?`? `Some(true)`
-/// when it is an integer literal (no fraction, no exponent).
-fn number_form(t: &[u8]) -> Option<bool> {
-    let digits = |i: &mut usize| {
+/// when it is an integer literal (no fraction, no exponent), with its
+/// value when the same scan could read it exactly (see [`QuickNumber`]):
+/// an integer of at most 18 digits, or a decimal without exponent whose
+/// digits, read as one integer below 2^53, have at most 22 after the
+/// point. That integer and the power of ten are then exact doubles, and
+/// one IEEE division rounds their quotient correctly (Clinger's fast
+/// path): the double `text.parse::<f64>()` gives. `-0` and `-0.0` give 0.
+fn number_form(t: &[u8]) -> Option<(bool, Option<QuickNumber>)> {
+    // All digits read into `m` (wrapping: only used when there are at
+    // most 18, so below 10^18).
+    let mut m: u64 = 0;
+    let mut digits = |i: &mut usize| {
         let s = *i;
-        while t.get(*i).is_some_and(u8::is_ascii_digit) {
+        while let Some(&c) = t.get(*i).filter(|c| c.is_ascii_digit()) {
+            m = m.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
             *i += 1;
         }
         *i > s
     };
-    let mut i = usize::from(t.first() == Some(&b'-'));
+    let negative = t.first() == Some(&b'-');
+    let mut i = usize::from(negative);
     match t.get(i) {
         Some(b'0') => i += 1,
         Some(b'1'..=b'9') => {
@@ -785,26 +816,59 @@ fn number_form(t: &[u8]) -> Option<bool> {
         }
         _ => return None,
     }
+    let int_digits = i - usize::from(negative);
     let mut integer = true;
+    let mut fraction = 0;
     if t.get(i) == Some(&b'.') {
         i += 1;
+        let s = i;
         if !digits(&mut i) {
             return None;
         }
+        fraction = i - s;
         integer = false;
     }
+    let mut exponent = false;
     if matches!(t.get(i), Some(b'e' | b'E')) {
         i += 1;
         if matches!(t.get(i), Some(b'+' | b'-')) {
             i += 1;
         }
-        if !digits(&mut i) {
+        let s = i;
+        while t.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        if i == s {
             return None;
         }
         integer = false;
+        exponent = true;
     }
-    (i == t.len()).then_some(integer)
+    if i != t.len() {
+        return None;
+    }
+    let quick = if exponent || int_digits + fraction > 18 {
+        None
+    } else if integer {
+        // At most 18 digits: fits an i64.
+        let v = m as i64;
+        Some(QuickNumber::Int(if negative { -v } else { v }))
+    } else if m < (1 << 53) {
+        POW10.get(fraction).map(|&p| {
+            let f = m as f64 / p;
+            QuickNumber::Float(if negative && f != 0.0 { -f } else { f })
+        })
+    } else {
+        None
+    };
+    Some((integer, quick))
 }
+
+/// Exact powers of ten as doubles (10^22 is the last one exact).
+const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19,
+    1e20, 1e21, 1e22,
+];
 
 /// A number written the way JavaScript's `String(n)` writes it (for
 /// declared lengths in messages).
@@ -1343,6 +1407,10 @@ impl<B: Builder> Builder for Plain<'_, B> {
     #[inline]
     fn number_token(&mut self, text: &str, integer: bool) -> Result<Option<B::Value>, B::Error> {
         self.0.number_token(text, integer)
+    }
+    #[inline]
+    fn number_value(&mut self, text: &str, integer: bool, quick: Option<QuickNumber>) -> Result<Option<B::Value>, B::Error> {
+        self.0.number_value(text, integer, quick)
     }
 }
 
@@ -2461,10 +2529,10 @@ impl<'a, V, K> Decoder<'a, V, K> {
             Some(b'f') if t == "false" => return b.bool(false),
             Some(b'n') if t == "null" => return b.null(),
             Some(b'-' | b'0'..=b'9') => {
-                if let Some(integer) = number_form(tb) {
+                if let Some((integer, quick)) = number_form(tb) {
                     // The builder reads the literal (by default as the
                     // reference does); `None`: not finite, stays a string.
-                    if let Some(v) = b.number_token(t, integer)? {
+                    if let Some(v) = b.number_value(t, integer, quick)? {
                         return Ok(v);
                     }
                 }
