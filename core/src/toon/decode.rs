@@ -796,72 +796,67 @@ static KEY_END: [bool; 256] = {
 /// one IEEE division rounds their quotient correctly (Clinger's fast
 /// path): the double `text.parse::<f64>()` gives. `-0` and `-0.0` give 0.
 fn number_form(t: &[u8]) -> Option<(bool, Option<QuickNumber>)> {
-    // All digits read into `m` (wrapping: only used when there are at
-    // most 18, so below 10^18).
-    let mut m: u64 = 0;
-    let mut digits = |i: &mut usize| {
-        let s = *i;
-        while let Some(&c) = t.get(*i).filter(|c| c.is_ascii_digit()) {
-            m = m.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
-            *i += 1;
-        }
-        *i > s
-    };
     let negative = t.first() == Some(&b'-');
-    let mut i = usize::from(negative);
-    match t.get(i) {
-        Some(b'0') => i += 1,
-        Some(b'1'..=b'9') => {
-            digits(&mut i);
-        }
+    let start = usize::from(negative);
+    // All digits are read into `m` (wrapping: it is only used when there
+    // are at most 18, so below 10^18).
+    let mut m: u64 = 0;
+    let mut i = match t.get(start) {
+        Some(b'0') => start + 1,
+        Some(b'1'..=b'9') => read_digits(t, start, &mut m),
         _ => return None,
-    }
-    let int_digits = i - usize::from(negative);
-    let mut integer = true;
+    };
+    let int_digits = i - start;
     let mut fraction = 0;
     if t.get(i) == Some(&b'.') {
-        i += 1;
-        let s = i;
-        if !digits(&mut i) {
+        let end = read_digits(t, i + 1, &mut m);
+        fraction = end - (i + 1);
+        if fraction == 0 {
             return None;
         }
-        fraction = i - s;
-        integer = false;
+        i = end;
     }
-    let mut exponent = false;
-    if matches!(t.get(i), Some(b'e' | b'E')) {
-        i += 1;
-        if matches!(t.get(i), Some(b'+' | b'-')) {
-            i += 1;
-        }
-        let s = i;
-        while t.get(i).is_some_and(u8::is_ascii_digit) {
-            i += 1;
-        }
-        if i == s {
-            return None;
-        }
-        integer = false;
-        exponent = true;
+    if i == t.len() {
+        let quick = if int_digits + fraction > 18 {
+            None
+        } else if fraction == 0 {
+            // At most 18 digits: fits an i64.
+            let v = m as i64;
+            Some(QuickNumber::Int(if negative { -v } else { v }))
+        } else if m < (1 << 53) {
+            POW10.get(fraction).map(|&p| {
+                let f = m as f64 / p;
+                QuickNumber::Float(if negative && f != 0.0 { -f } else { f })
+            })
+        } else {
+            None
+        };
+        return Some((fraction == 0, quick));
     }
-    if i != t.len() {
+    if !matches!(t.get(i), Some(b'e' | b'E')) {
         return None;
     }
-    let quick = if exponent || int_digits + fraction > 18 {
-        None
-    } else if integer {
-        // At most 18 digits: fits an i64.
-        let v = m as i64;
-        Some(QuickNumber::Int(if negative { -v } else { v }))
-    } else if m < (1 << 53) {
-        POW10.get(fraction).map(|&p| {
-            let f = m as f64 / p;
-            QuickNumber::Float(if negative && f != 0.0 { -f } else { f })
-        })
-    } else {
-        None
-    };
-    Some((integer, quick))
+    i += 1;
+    if matches!(t.get(i), Some(b'+' | b'-')) {
+        i += 1;
+    }
+    let end = read_digits(t, i, &mut 0);
+    (end > i && end == t.len()).then_some((false, None))
+}
+
+/// The index after the ASCII digits starting at `i`, accumulating them
+/// into `m` (wrapping).
+#[inline(always)]
+fn read_digits(t: &[u8], mut i: usize, m: &mut u64) -> usize {
+    while let Some(&c) = t.get(i) {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        *m = m.wrapping_mul(10).wrapping_add(u64::from(d));
+        i += 1;
+    }
+    i
 }
 
 /// Exact powers of ten as doubles (10^22 is the last one exact).
