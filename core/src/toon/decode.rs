@@ -522,47 +522,58 @@ fn split_row<'a>(content: &'a str, delim: u8, out: &mut Vec<&'a str>) -> bool {
     if s.is_empty() {
         return true;
     }
-    let mut in_quotes = false;
     let mut start = 0;
     let mut i = 0;
-    loop {
-        // Skip the bytes that mean nothing here (most), one lookup each.
-        while s.get(i).is_some_and(|&c| !ROW_SPECIAL[usize::from(c)]) {
-            i += 1;
-        }
-        let Some(&c) = s.get(i) else { break };
-        if c == b'\\' && in_quotes && i + 1 < s.len() {
-            i += 2;
-            continue;
-        }
-        if c == b'"' {
-            in_quotes = !in_quotes;
-        } else if !in_quotes {
-            if c == delim {
-                out.push(sub(content, start, i));
-                start = i + 1;
-            } else if c == b':' && out.is_empty() {
-                return false;
+    while let Some(j) = find_row_byte(s, i, delim) {
+        match s.get(j) {
+            Some(&c) if c == delim => {
+                out.push(sub(content, start, j));
+                start = j + 1;
+                i = j + 1;
             }
+            Some(b':') => {
+                if out.is_empty() {
+                    return false;
+                }
+                i = j + 1;
+            }
+            // A quote: skip to its end (an unclosed one runs to the end of
+            // the line, where no delimiter counts).
+            _ => match quoted_end(s, j + 1) {
+                Some(k) => i = k,
+                None => break,
+            },
         }
-        i += 1;
     }
     out.push(from(content, start));
     true
 }
 
-/// The bytes [`split_row`] stops at: quote, backslash, colon and the three
-/// delimiters.
-static ROW_SPECIAL: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut i = 0;
-    let special = *b"\"\\:,\t|";
-    while i < special.len() {
-        t[special[i] as usize] = true;
+/// The first `delim`, `"` or `:` at or after `i`: eight bytes at a time
+/// (for each of the three, a word with a zero byte where the text has it;
+/// the lowest flag is exact), then byte by byte.
+#[inline(always)]
+fn find_row_byte(s: &[u8], mut i: usize, delim: u8) -> Option<usize> {
+    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
+    let zero_byte = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
+    let (d, q, c) = (u64::from(delim) * ONES, u64::from(b'"') * ONES, u64::from(b':') * ONES);
+    while let Some(chunk) = s.get(i..).and_then(<[u8]>::first_chunk::<8>) {
+        let x = u64::from_le_bytes(*chunk);
+        let hit = zero_byte(x ^ d) | zero_byte(x ^ q) | zero_byte(x ^ c);
+        if hit != 0 {
+            return Some(i + (hit.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    while let Some(&c) = s.get(i) {
+        if c == delim || c == b'"' || c == b':' {
+            return Some(i);
+        }
         i += 1;
     }
-    t
-};
+    None
+}
 
 /// The cells of a delimited row: split at unquoted delimiters; an empty
 /// row has no cell. Cells are returned untrimmed.
@@ -2255,6 +2266,8 @@ impl<'a, V, K> Decoder<'a, V, K> {
         level: usize,
     ) -> Result<V, B::Error> {
         let width = count_leaves(fields);
+        // No nested groups (the usual table): rows take the short way.
+        let flat = width == fields.len() && keys.len() == fields.len();
         let base = self.values.len();
         let mut count = 0usize;
         let (mut start, mut end) = (None, None);
@@ -2281,7 +2294,11 @@ impl<'a, V, K> Decoder<'a, V, K> {
             if cells.len() != width {
                 self.check_count(&line, "TOON_WIDTH_MISMATCH", cells.len(), width as f64, "tabular row values")?;
             }
-            let v = self.row_object(b, fields, keys, 0, fields.len(), &mut cells.iter().copied(), &line, level + 1);
+            let v = if flat && cells.len() == width {
+                self.flat_row(b, fields, keys, &cells, &line, level + 1)
+            } else {
+                self.row_object(b, fields, keys, 0, fields.len(), &mut cells.iter().copied(), &line, level + 1)
+            };
             self.cells = cells;
             let v = v?;
             self.values.push(v);
@@ -2380,6 +2397,27 @@ impl<'a, V, K> Decoder<'a, V, K> {
             self.check_no_blank(start, end, "keyed tabular object")?;
         }
         self.seen.end(frame);
+        b.object(self.entries.drain(base..))
+    }
+
+    /// One row's object for a field list without groups, as [`Self::row_object`]
+    /// makes it, with one cell per field.
+    fn flat_row<B: Sink<Value = V, Key = K>>(
+        &mut self,
+        b: &mut B,
+        fields: &[Field<'a>],
+        keys: &[K],
+        cells: &[&'a str],
+        line: &Line<'a>,
+        level: usize,
+    ) -> Result<V, B::Error> {
+        self.enter(line, level)?;
+        let base = self.entries.len();
+        for ((f, k), &cell) in fields.iter().zip(keys).zip(cells) {
+            let k = b.key_again(k, &f.name)?;
+            let v = self.primitive(b, cell, line)?;
+            self.entries.push((k, v));
+        }
         b.object(self.entries.drain(base..))
     }
 
