@@ -806,6 +806,7 @@ static KEY_END: [bool; 256] = {
 /// point. That integer and the power of ten are then exact doubles, and
 /// one IEEE division rounds their quotient correctly (Clinger's fast
 /// path): the double `text.parse::<f64>()` gives. `-0` and `-0.0` give 0.
+#[inline]
 fn number_form(t: &[u8]) -> Option<(bool, Option<QuickNumber>)> {
     let negative = t.first() == Some(&b'-');
     let start = usize::from(negative);
@@ -1126,7 +1127,13 @@ fn parse_bracket_segment(seg: &str) -> Result<(f64, u8, bool), String> {
             "Invalid array length: \"{seg}\" (expected non-negative integer with no leading zeros)"
         ));
     }
-    Ok((c.parse::<f64>().unwrap_or(f64::INFINITY), delim, keyed))
+    // Up to 15 digits the value is exact as a u64 and as a double.
+    let length = if b.len() <= 15 {
+        b.iter().fold(0u64, |n, &d| n * 10 + u64::from(d - b'0')) as f64
+    } else {
+        c.parse::<f64>().unwrap_or(f64::INFINITY)
+    };
+    Ok((length, delim, keyed))
 }
 
 /// Parse a field list (reference `parseFieldEntries`) into `out`.
@@ -1242,11 +1249,24 @@ fn parse_field_entry<'a>(entry: &'a str, delim: u8, out: &mut Vec<Field<'a>>, de
 /// The first repeated name among the siblings of `fields[start..end]`,
 /// checked level by level in the reference's order.
 fn duplicate_field(fields: &[Field<'_>], start: usize, end: usize) -> Option<String> {
-    let mut seen: HashSet<&str> = HashSet::new();
+    // Searched linearly while there are few (most lists), hashed beyond.
+    let mut few: Vec<&str> = Vec::new();
+    let mut many: Option<HashSet<&str>> = None;
     let mut i = start;
     while i < end {
         let f = fields.get(i)?;
-        if !seen.insert(&f.name) {
+        let fresh = match &mut many {
+            Some(set) => set.insert(&f.name),
+            None if few.contains(&&*f.name) => false,
+            None => {
+                few.push(&f.name);
+                if few.len() > 16 {
+                    many = Some(few.iter().copied().collect());
+                }
+                true
+            }
+        };
+        if !fresh {
             return Some(f.name.to_string());
         }
         if f.next > i + 1 {
@@ -1833,15 +1853,17 @@ impl<'a, V, K> Decoder<'a, V, K> {
         Ok(())
     }
 
+    #[inline]
     fn check_count(&self, line: &Line<'a>, code: &'static str, actual: usize, expected: f64, what: &str) -> Result<()> {
         if actual as f64 != expected {
-            return Err(self.error(
-                line,
-                code,
-                format!("Expected {} {what}, but got {actual}", js_number(expected)),
-            ));
+            return Err(self.count_error(line, code, actual, expected, what));
         }
         Ok(())
+    }
+
+    #[cold]
+    fn count_error(&self, line: &Line<'a>, code: &'static str, actual: usize, expected: f64, what: &str) -> Error {
+        self.error(line, code, format!("Expected {} {what}, but got {actual}", js_number(expected)))
     }
 
     fn check_no_blank(&self, start: Option<usize>, end: Option<usize>, what: &str) -> Result<()> {
