@@ -160,7 +160,7 @@ fn decoder<'a, V, K>(text: &'a str, opts: &DecodeOptions) -> Decoder<'a, V, K> {
         fields: FieldList::default(),
         field_keys: Vec::new(),
         keys_generation: 0,
-        seen: SeenKeys { stack: Vec::new(), tags: Vec::new(), big: HashSet::new(), next_id: 0 },
+        seen: SeenKeys { stack: Vec::new(), owned: Vec::new(), big: HashSet::new(), next_id: 0 },
         max_depth: MAX_DEPTH,
     }
 }
@@ -1289,18 +1289,29 @@ fn count_leaves(fields: &[Field<'_>]) -> usize {
 /// siblings. Small objects are searched linearly; an object that grows past
 /// `LINEAR` keys also gets its keys in a hash set.
 struct SeenKeys<'a> {
-    stack: Vec<Cow<'a, str>>,
-    /// [`key_tag`] of each key of `stack`: the linear search compares
-    /// these first and the text only when they are equal.
-    tags: Vec<u64>,
+    /// The keys of the open objects, innermost last: a [`key_tag`] (compared
+    /// first, the text only when it is equal) and the key.
+    stack: Vec<(u64, SeenKey<'a>)>,
+    /// Keys that are not slices of the text (unescaped ones).
+    owned: Vec<Box<str>>,
     big: HashSet<(u64, Cow<'a, str>)>,
     next_id: u64,
+}
+
+/// A key of [`SeenKeys`]: a slice of the text, or an index into its
+/// `owned` keys. (`Copy`, so the stack is pushed and cut without drops.)
+#[derive(Clone, Copy)]
+enum SeenKey<'a> {
+    Text(&'a str),
+    Owned(usize),
 }
 
 #[derive(Clone, Copy)]
 struct SeenFrame {
     base: usize,
     id: u64,
+    /// `owned.len()` when the object opened.
+    owned: usize,
 }
 
 const LINEAR: usize = 16;
@@ -1311,7 +1322,21 @@ impl<'a> SeenKeys<'a> {
             return None;
         }
         self.next_id += 1;
-        Some(SeenFrame { base: self.stack.len(), id: self.next_id })
+        Some(SeenFrame { base: self.stack.len(), id: self.next_id, owned: self.owned.len() })
+    }
+
+    fn text(&self, k: SeenKey<'a>) -> &str {
+        match k {
+            SeenKey::Text(s) => s,
+            SeenKey::Owned(i) => self.owned.get(i).map_or("", |s| s),
+        }
+    }
+
+    fn cow(&self, k: SeenKey<'a>) -> Cow<'a, str> {
+        match k {
+            SeenKey::Text(s) => Cow::Borrowed(s),
+            SeenKey::Owned(i) => Cow::Owned(self.owned.get(i).map_or_else(String::new, |s| s.to_string())),
+        }
     }
 
     /// Record `key`; false when it is already there. (Takes the `Cow` to
@@ -1321,38 +1346,42 @@ impl<'a> SeenKeys<'a> {
         let n = self.stack.len() - f.base;
         let tag = key_tag(key.as_bytes());
         if n < LINEAR {
-            let tags = self.tags.get(f.base..).unwrap_or_default();
-            let keys = self.stack.get(f.base..).unwrap_or_default();
-            if tags.iter().zip(keys).any(|(&t, k)| t == tag && k == key) {
+            let open = self.stack.get(f.base..).unwrap_or_default();
+            if open.iter().any(|&(t, k)| t == tag && self.text(k) == key.as_ref()) {
                 return false;
             }
-            self.stack.push(key.clone());
-            self.tags.push(tag);
-            if n + 1 == LINEAR {
-                for k in self.stack.get(f.base..).unwrap_or_default() {
-                    self.big.insert((f.id, k.clone()));
-                }
-            }
-            return true;
-        }
-        if !self.big.insert((f.id, key.clone())) {
+        } else if !self.big.insert((f.id, key.clone())) {
             return false;
         }
-        self.stack.push(key.clone());
-        self.tags.push(tag);
+        let k = match key {
+            Cow::Borrowed(s) => SeenKey::Text(s),
+            Cow::Owned(s) => {
+                self.owned.push(s.as_str().into());
+                SeenKey::Owned(self.owned.len() - 1)
+            }
+        };
+        self.stack.push((tag, k));
+        if n + 1 == LINEAR {
+            let keys: Vec<Cow<'a, str>> =
+                self.stack.get(f.base..).unwrap_or_default().iter().map(|&(_, k)| self.cow(k)).collect();
+            for k in keys {
+                self.big.insert((f.id, k));
+            }
+        }
         true
     }
 
     fn end(&mut self, f: Option<SeenFrame>) {
         let Some(f) = f else { return };
         if self.stack.len() - f.base >= LINEAR {
-            for k in self.stack.drain(f.base..) {
+            let keys: Vec<Cow<'a, str>> =
+                self.stack.get(f.base..).unwrap_or_default().iter().map(|&(_, k)| self.cow(k)).collect();
+            for k in keys {
                 self.big.remove(&(f.id, k));
             }
-        } else {
-            self.stack.truncate(f.base);
         }
-        self.tags.truncate(f.base);
+        self.stack.truncate(f.base);
+        self.owned.truncate(f.owned);
     }
 }
 
