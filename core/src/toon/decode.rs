@@ -2820,6 +2820,39 @@ mod tests {
                 prop_assert_eq!(a.map_err(|e| (e.code(), e.line())).err(), b.map_err(|e| (e.code(), e.line())).err());
             }
 
+            /// The value read while checking a number's form is the one the
+            /// general parsers give: `i64` for an integer literal, else the
+            /// correctly rounded double with `-0.0` as `0.0`.
+            #[test]
+            fn quick_numbers_are_exact(
+                text in "-?(0|[1-9][0-9]{0,20})(\\.[0-9]{1,24})?([eE][+-]?[0-9]{1,3})?",
+            ) {
+                let (integer, quick) = number_form(text.as_bytes()).expect("matches the number grammar");
+                prop_assert_eq!(integer, !text.contains(['.', 'e', 'E']));
+                match quick {
+                    Some(QuickNumber::Int(i)) => prop_assert_eq!(Ok(i), text.parse::<i64>()),
+                    Some(QuickNumber::Float(f)) => {
+                        let want = text.parse::<f64>().expect("a decimal");
+                        prop_assert_eq!(f.to_bits(), if want == 0.0 { 0.0f64 } else { want }.to_bits());
+                    }
+                    None => {}
+                }
+            }
+
+            /// One scan gives what `is_data_row` and `Cells` give.
+            #[test]
+            fn split_row_is_data_row_and_cells(
+                text in "[ab:,|\t\"\\\\ ]{0,24}",
+                delim in prop::sample::select(vec![b',', b'|', b'\t']),
+            ) {
+                let mut cells = Vec::new();
+                let row = split_row(&text, delim, &mut cells);
+                prop_assert_eq!(row, is_data_row(&text, delim));
+                if row {
+                    prop_assert_eq!(cells, Cells::new(&text, delim).collect::<Vec<_>>());
+                }
+            }
+
             #[test]
             fn bytes_agree_with_text(bytes in prop::collection::vec(any::<u8>(), 0..64), strict: bool) {
                 let got = decode_bytes(&bytes, &opts(strict, 2));
