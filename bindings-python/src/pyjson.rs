@@ -330,14 +330,14 @@ pub struct PyBuilder<'py> {
     /// string, no hashing and no intern-table lookup.
     /// Taken from [`KEY_CACHE`] at the first key and given back on drop,
     /// so documents decoded one after the other share their keys.
-    keys: Vec<Option<(Box<str>, Py<PyAny>)>>,
+    keys: Vec<Option<CachedKey>>,
 }
 
 thread_local! {
     /// The key cache between calls on this thread (interned `str`s, at
     /// most `KEY_SLOTS` keys of at most 64 bytes). A nested call (from a
     /// hook) starts with an empty cache.
-    static KEY_CACHE: std::cell::Cell<Vec<Option<(Box<str>, Py<PyAny>)>>> = const { std::cell::Cell::new(Vec::new()) };
+    static KEY_CACHE: std::cell::Cell<Vec<Option<CachedKey>>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
 impl Drop for PyBuilder<'_> {
@@ -362,35 +362,36 @@ impl<'py> PyBuilder<'py> {
     }
 }
 
-/// `a == b`, inline for short keys (two overlapping word loads up to 16
-/// bytes rather than a call to `memcmp`).
+/// A key of the cache: its length and [`key_words`], compared first (they
+/// are the whole text up to 16 bytes), its text and its `str`.
+struct CachedKey {
+    len: usize,
+    words: (u64, u64),
+    text: Box<str>,
+    key: Py<PyAny>,
+}
+
+/// Two words covering the first and last bytes of `b` (all of it up to 16
+/// bytes), read without a loop.
 #[inline]
-fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
+fn key_words(b: &[u8]) -> (u64, u64) {
+    if let (Some(f), Some(l)) = (b.first_chunk::<8>(), b.last_chunk::<8>()) {
+        (u64::from_le_bytes(*f), u64::from_le_bytes(*l))
+    } else if let (Some(f), Some(l)) = (b.first_chunk::<4>(), b.last_chunk::<4>()) {
+        (u64::from(u32::from_le_bytes(*f)), u64::from(u32::from_le_bytes(*l)))
+    } else {
+        let byte = |i: usize| u64::from(b.get(i).copied().unwrap_or(0));
+        (byte(0) | byte(1) << 8 | byte(2) << 16, 0)
     }
-    let n = a.len();
-    if (8..=16).contains(&n) {
-        let word = |s: &[u8], at: usize| s.get(at..at + 8).and_then(|w| w.first_chunk::<8>()).map(|w| u64::from_le_bytes(*w));
-        return word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8);
-    }
-    if n < 8 {
-        return a.iter().zip(b).all(|(x, y)| x == y);
-    }
-    a == b
 }
 
 /// The two cache slots of a key of at most 64 bytes (looked up in turn),
-/// from a multiplicative hash of its length and its first and last 8
-/// bytes, which tells apart the few dozen distinct keys of a document
-/// about as well as hashing every byte.
+/// from a multiplicative hash of its length and [`key_words`], which tells
+/// apart the few dozen distinct keys of a document about as well as
+/// hashing every byte.
 #[inline]
-fn key_slots(b: &[u8]) -> (usize, usize) {
-    let (x, y) = match (b.first_chunk::<8>(), b.last_chunk::<8>()) {
-        (Some(f), Some(l)) => (u64::from_le_bytes(*f), u64::from_le_bytes(*l)),
-        _ => (b.iter().fold(0u64, |v, &c| (v << 8) | u64::from(c)), 0),
-    };
-    let h = (x ^ y.rotate_left(29) ^ (b.len() as u64).rotate_left(50)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+fn key_slots((x, y): (u64, u64), len: usize) -> (usize, usize) {
+    let h = (x ^ y.rotate_left(29) ^ (len as u64).rotate_left(50)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     ((h >> 54) as usize % KEY_SLOTS, (h >> 44) as usize % KEY_SLOTS)
 }
 
@@ -448,7 +449,8 @@ impl<'py> Builder for PyBuilder<'py> {
         if s.len() > 64 {
             return Ok(new_str(self.py, s)?);
         }
-        let (slot, other) = key_slots(s.as_bytes());
+        let words = key_words(s.as_bytes());
+        let (slot, other) = key_slots(words, s.len());
         if self.keys.is_empty() {
             self.keys = KEY_CACHE.try_with(|c| c.take()).unwrap_or_default();
             if self.keys.len() != KEY_SLOTS {
@@ -457,16 +459,18 @@ impl<'py> Builder for PyBuilder<'py> {
             }
         }
         for i in [slot, other] {
-            if let Some(Some((text, key))) = self.keys.get(i) {
-                if same_bytes(text.as_bytes(), s.as_bytes()) {
-                    return Ok(key.bind(self.py).clone());
+            if let Some(Some(c)) = self.keys.get(i) {
+                // Up to 16 bytes the words are the whole text.
+                if c.len == s.len() && c.words == words && (s.len() <= 16 || *c.text == *s) {
+                    return Ok(c.key.bind(self.py).clone());
                 }
             }
         }
         let key = pyo3::types::PyString::intern(self.py, s).into_any();
         // The key goes to its first slot; what was there moves to its
         // second one (two keys meeting at one slot then both stay).
-        let moved = self.keys.get_mut(slot).and_then(|e| e.replace((s.into(), key.clone().unbind())));
+        let entry = CachedKey { len: s.len(), words, text: s.into(), key: key.clone().unbind() };
+        let moved = self.keys.get_mut(slot).and_then(|e| e.replace(entry));
         if let (Some(entry), Some(moved)) = (self.keys.get_mut(other).filter(|_| other != slot), moved) {
             *entry = Some(moved);
         }
