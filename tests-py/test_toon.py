@@ -472,6 +472,26 @@ def test_round_trip(value, delimiter, indent):
     assert same(back, value)
 
 
+number_tokens = st.from_regex(r"\A-?(0|[1-9][0-9]{0,22})(\.[0-9]{1,24})?([eE][+-]?[0-9]{1,3})?\Z")
+
+
+@settings(max_examples=500, deadline=None)
+@given(number_tokens, st.booleans())
+def test_number_tokens_read_exactly(token, tabular):
+    """Short number tokens take a shortcut while the decoder checks their form; every
+    token still reads as Python reads it: integer literals as exact ints, others as
+    the correctly rounded float (-0.0 as 0.0), infinite ones as the string."""
+    text = f"rows[1]{{n}}:\n  {token}" if tabular else f"n: {token}"
+    got = toon.loads(text)
+    got = got["rows"][0]["n"] if tabular else got["n"]
+    if any(c in token for c in ".eE"):
+        want = float(token)
+        want = token if math.isinf(want) else (want or 0.0)
+        assert type(got) is type(want) and got == want and str(got) == str(want), (token, got)
+    else:
+        assert type(got) is int and got == int(token), (token, got)
+
+
 def test_same_text_as_toon_format_on_plain_documents():
     """The toon_format package, where both follow the spec the same way (string keys
     without array-index keys, floats below 2**53): the same text and values."""

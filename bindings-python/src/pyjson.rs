@@ -7,7 +7,7 @@
 //! `polywire::json`): `1.0` is written `1`, NaN and infinities `null`, keys
 //! that are array indices first. Python ints of any size are written exactly.
 
-use polywire::json::{self, Builder};
+use polywire::json::{self, Builder, QuickNumber};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -330,14 +330,14 @@ pub struct PyBuilder<'py> {
     /// string, no hashing and no intern-table lookup.
     /// Taken from [`KEY_CACHE`] at the first key and given back on drop,
     /// so documents decoded one after the other share their keys.
-    keys: Vec<Option<(Box<str>, Py<PyAny>)>>,
+    keys: Vec<Option<CachedKey>>,
 }
 
 thread_local! {
     /// The key cache between calls on this thread (interned `str`s, at
     /// most `KEY_SLOTS` keys of at most 64 bytes). A nested call (from a
     /// hook) starts with an empty cache.
-    static KEY_CACHE: std::cell::Cell<Vec<Option<(Box<str>, Py<PyAny>)>>> = const { std::cell::Cell::new(Vec::new()) };
+    static KEY_CACHE: std::cell::Cell<Vec<Option<CachedKey>>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
 impl Drop for PyBuilder<'_> {
@@ -350,7 +350,7 @@ impl Drop for PyBuilder<'_> {
     }
 }
 
-const KEY_SLOTS: usize = 256;
+const KEY_SLOTS: usize = 1024;
 
 impl<'py> PyBuilder<'py> {
     pub fn new(py: Python<'py>) -> Self {
@@ -360,6 +360,39 @@ impl<'py> PyBuilder<'py> {
     pub fn py(&self) -> Python<'py> {
         self.py
     }
+}
+
+/// A key of the cache: its length and [`key_words`], compared first (they
+/// are the whole text up to 16 bytes), its text and its `str`.
+struct CachedKey {
+    len: usize,
+    words: (u64, u64),
+    text: Box<str>,
+    key: Py<PyAny>,
+}
+
+/// Two words covering the first and last bytes of `b` (all of it up to 16
+/// bytes), read without a loop.
+#[inline]
+fn key_words(b: &[u8]) -> (u64, u64) {
+    if let (Some(f), Some(l)) = (b.first_chunk::<8>(), b.last_chunk::<8>()) {
+        (u64::from_le_bytes(*f), u64::from_le_bytes(*l))
+    } else if let (Some(f), Some(l)) = (b.first_chunk::<4>(), b.last_chunk::<4>()) {
+        (u64::from(u32::from_le_bytes(*f)), u64::from(u32::from_le_bytes(*l)))
+    } else {
+        let byte = |i: usize| u64::from(b.get(i).copied().unwrap_or(0));
+        (byte(0) | byte(1) << 8 | byte(2) << 16, 0)
+    }
+}
+
+/// The two cache slots of a key of at most 64 bytes (looked up in turn),
+/// from a multiplicative hash of its length and [`key_words`], which tells
+/// apart the few dozen distinct keys of a document about as well as
+/// hashing every byte.
+#[inline]
+fn key_slots((x, y): (u64, u64), len: usize) -> (usize, usize) {
+    let h = (x ^ y.rotate_left(29) ^ (len as u64).rotate_left(50)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    ((h >> 54) as usize % KEY_SLOTS, (h >> 44) as usize % KEY_SLOTS)
 }
 
 /// A new `str`; ASCII takes the fast path (allocate with max char 127 and
@@ -416,14 +449,8 @@ impl<'py> Builder for PyBuilder<'py> {
         if s.len() > 64 {
             return Ok(new_str(self.py, s)?);
         }
-        let b = s.as_bytes();
-        // FNV-1a over the (short) key: few collisions among the dozens of
-        // distinct keys of a document.
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for &c in b {
-            h = (h ^ u64::from(c)).wrapping_mul(0x0100_0000_01b3);
-        }
-        let slot = (h >> 56) as usize % KEY_SLOTS;
+        let words = key_words(s.as_bytes());
+        let (slot, other) = key_slots(words, s.len());
         if self.keys.is_empty() {
             self.keys = KEY_CACHE.try_with(|c| c.take()).unwrap_or_default();
             if self.keys.len() != KEY_SLOTS {
@@ -431,16 +458,28 @@ impl<'py> Builder for PyBuilder<'py> {
                 self.keys.resize_with(KEY_SLOTS, || None);
             }
         }
-        if let Some(Some((text, key))) = self.keys.get(slot) {
-            if **text == *s {
-                return Ok(key.bind(self.py).clone());
+        for i in [slot, other] {
+            if let Some(Some(c)) = self.keys.get(i) {
+                // Up to 16 bytes the words are the whole text.
+                if c.len == s.len() && c.words == words && (s.len() <= 16 || *c.text == *s) {
+                    return Ok(c.key.bind(self.py).clone());
+                }
             }
         }
         let key = pyo3::types::PyString::intern(self.py, s).into_any();
-        if let Some(entry) = self.keys.get_mut(slot) {
-            *entry = Some((s.into(), key.clone().unbind()));
+        // The key goes to its first slot; what was there moves to its
+        // second one (two keys meeting at one slot then both stay).
+        let entry = CachedKey { len: s.len(), words, text: s.into(), key: key.clone().unbind() };
+        let moved = self.keys.get_mut(slot).and_then(|e| e.replace(entry));
+        if let (Some(entry), Some(moved)) = (self.keys.get_mut(other).filter(|_| other != slot), moved) {
+            *entry = Some(moved);
         }
         Ok(key)
+    }
+    #[inline]
+    fn key_again(&mut self, key: &Self::Key, _: &str) -> Result<Self::Key, BuildError> {
+        // A new reference to the same `str` (its hash is cached on it).
+        Ok(key.clone())
     }
     fn array(&mut self, items: Drain<'_, Self::Value>) -> Result<Self::Value, BuildError> {
         unsafe {
@@ -471,6 +510,16 @@ impl<'py> Builder for PyBuilder<'py> {
     }
     /// Number tokens of text formats (TOON): integers of any size exact, as
     /// Python ints; other numbers as the reference's double.
+    /// Short tokens (most) as the decoder read them (`int` and `float`
+    /// give what `number_token` gives for them).
+    #[inline]
+    fn number_value(&mut self, text: &str, integer: bool, quick: Option<QuickNumber>) -> Result<Option<Self::Value>, BuildError> {
+        match quick {
+            Some(QuickNumber::Int(i)) => self.int(i).map(Some),
+            Some(QuickNumber::Float(f)) => self.float(f).map(Some),
+            None => self.number_token(text, integer),
+        }
+    }
     fn number_token(&mut self, text: &str, integer: bool) -> Result<Option<Self::Value>, BuildError> {
         if integer {
             if let Ok(i) = text.parse::<i64>() {

@@ -893,6 +893,9 @@ impl<'py> Builder for HookBuilder<'py> {
     fn key(&mut self, s: &str) -> Result<Self::Key, BuildError> {
         self.inner.key(s)
     }
+    fn key_again(&mut self, key: &Self::Key, s: &str) -> Result<Self::Key, BuildError> {
+        self.inner.key_again(key, s)
+    }
     fn array(&mut self, items: Drain<'_, Self::Value>) -> Result<Self::Value, BuildError> {
         self.inner.array(items)
     }

@@ -466,6 +466,15 @@ pub trait Builder {
     fn float(&mut self, f: f64) -> Result<Self::Value, Self::Error>;
     fn string(&mut self, s: &str) -> Result<Self::Value, Self::Error>;
     fn key(&mut self, s: &str) -> Result<Self::Key, Self::Error>;
+    /// `key`, made before from `s` by this builder, wanted once more (the
+    /// field names of a TOON table repeat on every row). The default makes
+    /// it again from `s`; a builder whose keys are cheap to copy returns a
+    /// copy.
+    #[inline]
+    fn key_again(&mut self, key: &Self::Key, s: &str) -> Result<Self::Key, Self::Error> {
+        let _ = key;
+        self.key(s)
+    }
     fn array(&mut self, items: Drain<'_, Self::Value>) -> Result<Self::Value, Self::Error>;
     fn object(&mut self, entries: Drain<'_, (Self::Key, Self::Value)>) -> Result<Self::Value, Self::Error>;
 
@@ -491,6 +500,33 @@ pub trait Builder {
             _ => Ok(None),
         }
     }
+
+    /// [`Builder::number_token`], with the token's value when the decoder
+    /// already read it (`quick`, see [`QuickNumber`]), so a builder that
+    /// reads numbers the default way need not parse the text again. The
+    /// default ignores `quick` and calls [`Builder::number_token`]; a
+    /// builder that overrides this must give what its `number_token`
+    /// gives.
+    #[inline]
+    fn number_value(
+        &mut self,
+        text: &str,
+        integer: bool,
+        quick: Option<QuickNumber>,
+    ) -> Result<Option<Self::Value>, Self::Error> {
+        let _ = quick;
+        self.number_token(text, integer)
+    }
+}
+
+/// The value of a number token of a text format, when the decoder could
+/// read it exactly as it checked its form (short literals; see
+/// [`Builder::number_value`]): an integer literal that fits an `i64`, or
+/// the double `text.parse::<f64>()` gives, with `-0.0` as `0.0`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum QuickNumber {
+    Int(i64),
+    Float(f64),
 }
 
 #[derive(Debug, Clone, Copy)]

@@ -61,7 +61,7 @@ use std::collections::{HashMap, HashSet};
 use std::vec::Drain;
 
 use crate::error::{Error, Format, Result};
-use crate::json::{Builder, ValueBuilder};
+use crate::json::{Builder, QuickNumber, ValueBuilder};
 
 /// How deep arrays and objects may nest.
 pub const MAX_DEPTH: usize = 1024;
@@ -157,7 +157,10 @@ fn decoder<'a, V, K>(text: &'a str, opts: &DecodeOptions) -> Decoder<'a, V, K> {
         pending: Vec::new(),
         scratch: String::new(),
         cells: Vec::new(),
-        seen: SeenKeys { stack: Vec::new(), big: HashSet::new(), next_id: 0 },
+        fields: FieldList::default(),
+        field_keys: Vec::new(),
+        keys_generation: 0,
+        seen: SeenKeys { stack: Vec::new(), owned: Vec::new(), big: HashSet::new(), next_id: 0 },
         max_depth: MAX_DEPTH,
     }
 }
@@ -226,13 +229,18 @@ struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
+    /// The next line, read once and then held until consumed (the decoder
+    /// peeks at each line a few times).
+    #[inline]
     fn peek(&mut self) -> Result<Option<Line<'a>>> {
-        if self.peeked.is_none() {
-            self.peeked = self.scan()?;
+        if let Some(line) = self.peeked {
+            return Ok(Some(line));
         }
+        self.peeked = self.scan()?;
         Ok(self.peeked)
     }
 
+    #[inline]
     fn next(&mut self) -> Result<Option<Line<'a>>> {
         let line = self.peek()?;
         self.peeked = None;
@@ -242,6 +250,7 @@ impl<'a> Reader<'a> {
         Ok(line)
     }
 
+    #[inline(never)]
     fn scan(&mut self) -> Result<Option<Line<'a>>> {
         let text = self.text;
         let bytes = text.as_bytes();
@@ -261,7 +270,18 @@ impl<'a> Reader<'a> {
             if e > s && bytes.get(e - 1) == Some(&b'\r') {
                 e -= 1;
             }
+            // Leading spaces (most indentation) eight at a time: the first
+            // byte that is no space is the lowest nonzero byte of the word
+            // XOR eight spaces. Then byte by byte, with tabs counted.
             let mut ws = s;
+            while let Some(chunk) = bytes.get(ws..e).and_then(<[u8]>::first_chunk::<8>) {
+                let other = u64::from_le_bytes(*chunk) ^ u64::from_le_bytes([b' '; 8]);
+                if other != 0 {
+                    ws += (other.trailing_zeros() / 8) as usize;
+                    break;
+                }
+                ws += 8;
+            }
             let mut first_tab = None;
             let mut tabs = 0;
             while ws < e {
@@ -291,7 +311,9 @@ impl<'a> Reader<'a> {
             if first_tab.is_none() && cs < ce && bytes.get(cs) == Some(&b'#') {
                 continue; // comment line
             }
-            let depth = (indent - tab_indent) / self.indent + tab_indent;
+            // (Two spaces per level, the default, without a division.)
+            let spaces = indent - tab_indent;
+            let depth = if self.indent == 2 { spaces >> 1 } else { spaces / self.indent } + tab_indent;
             if cs == ce {
                 if self.strict {
                     self.blanks.push(self.number);
@@ -307,7 +329,7 @@ impl<'a> Reader<'a> {
                     )
                     .at_line(self.number, Some(t + 1)));
                 }
-                if indent > 0 && indent % self.indent != 0 {
+                if indent > 0 && depth * self.indent != indent {
                     return Err(Error::new(
                         Format::Toon,
                         "TOON_INDENTATION",
@@ -362,9 +384,21 @@ fn from(s: &str, a: usize) -> &str {
     sub(s, a, s.len())
 }
 
-/// Trim ASCII spaces only (not tabs, not other whitespace).
+/// Trim ASCII spaces only (not tabs, not other whitespace). (A byte loop:
+/// `trim_matches(' ')` goes through the generic char searcher, which shows
+/// up in profiles since every token passes here.)
+#[inline]
 fn trim_spaces(s: &str) -> &str {
-    s.trim_matches(' ')
+    let b = s.as_bytes();
+    let mut start = 0;
+    let mut end = b.len();
+    while start < end && b[start] == b' ' {
+        start += 1;
+    }
+    while end > start && b[end - 1] == b' ' {
+        end -= 1;
+    }
+    sub(s, start, end)
 }
 
 /// Trim spaces and tabs (for the text quoted in header messages).
@@ -386,52 +420,60 @@ fn find_closing_quote(s: &[u8], start: usize) -> Option<usize> {
 }
 
 /// Index of the first `ch` at or after `start` outside `"..."` sections
-/// (quote state starts closed at `start`).
+/// (quote state starts closed at `start`; inside quotes `\` skips the next
+/// byte). `ch` is never `"` or `\`. Jumps from quote to quote with
+/// `memchr` rather than looking at every byte.
 fn find_unquoted(s: &[u8], ch: u8, start: usize) -> Option<usize> {
-    let mut in_quotes = false;
+    debug_assert!(ch != b'"' && ch != b'\\');
     let mut i = start;
-    while i < s.len() {
-        let c = s[i];
-        if c == b'\\' && in_quotes && i + 1 < s.len() {
-            i += 2;
-            continue;
+    loop {
+        let j = i + memchr::memchr2(ch, b'"', s.get(i..)?)?;
+        if s.get(j) == Some(&ch) {
+            return Some(j);
         }
-        if c == b'"' {
-            in_quotes = !in_quotes;
-        } else if c == ch && !in_quotes {
-            return Some(i);
-        }
-        i += 1;
+        i = quoted_end(s, j + 1)?;
     }
-    None
+}
+
+/// Index after the `"` closing a quoted section whose inside starts at
+/// `i` (`\` skips the next byte); `None` when it is not closed.
+#[inline]
+fn quoted_end(s: &[u8], mut i: usize) -> Option<usize> {
+    loop {
+        let j = i + memchr::memchr2(b'"', b'\\', s.get(i..)?)?;
+        if s.get(j) == Some(&b'"') {
+            return Some(j + 1);
+        }
+        // A backslash: skip it and the byte after it (a last backslash
+        // just ends the text).
+        i = j + 2;
+        if i > s.len() {
+            return None;
+        }
+    }
 }
 
 /// Index of the `}` matching the `{` at `start`, braces in quotes ignored.
 fn find_matching_brace(s: &[u8], start: usize) -> Option<usize> {
-    let mut in_quotes = false;
     let mut depth: isize = 0;
     let mut i = start;
-    while i < s.len() {
-        let c = s[i];
-        if c == b'\\' && in_quotes && i + 1 < s.len() {
-            i += 2;
-            continue;
-        }
-        if c == b'"' {
-            in_quotes = !in_quotes;
-        } else if !in_quotes {
-            if c == b'{' {
-                depth += 1;
-            } else if c == b'}' {
+    loop {
+        let j = i + memchr::memchr3(b'{', b'}', b'"', s.get(i..)?)?;
+        match s.get(j) {
+            Some(b'{') => depth += 1,
+            Some(b'}') => {
                 depth -= 1;
                 if depth == 0 {
-                    return Some(i);
+                    return Some(j);
                 }
             }
+            _ => {
+                i = quoted_end(s, j + 1)?;
+                continue;
+            }
         }
-        i += 1;
+        i = j + 1;
     }
-    None
 }
 
 fn is_array_header_content(content: &str) -> bool {
@@ -470,6 +512,69 @@ fn is_data_row(content: &str, delim: u8) -> bool {
     true
 }
 
+/// Split a tabular row into its cells in `out` (cleared first), as
+/// [`Cells`] does; false (`out` then unspecified) when the line is no row
+/// but a `key: value` line, as [`is_data_row`] tells: an unquoted colon
+/// before the first delimiter. One scan for both.
+fn split_row<'a>(content: &'a str, delim: u8, out: &mut Vec<&'a str>) -> bool {
+    out.clear();
+    let s = content.as_bytes();
+    if s.is_empty() {
+        return true;
+    }
+    let mut start = 0;
+    let mut i = 0;
+    while let Some(j) = find_row_byte(s, i, delim) {
+        match s.get(j) {
+            Some(&c) if c == delim => {
+                out.push(sub(content, start, j));
+                start = j + 1;
+                i = j + 1;
+            }
+            Some(b':') => {
+                if out.is_empty() {
+                    return false;
+                }
+                i = j + 1;
+            }
+            // A quote: skip to its end (an unclosed one runs to the end of
+            // the line, where no delimiter counts).
+            _ => match quoted_end(s, j + 1) {
+                Some(k) => i = k,
+                None => break,
+            },
+        }
+    }
+    out.push(from(content, start));
+    true
+}
+
+/// The first `delim`, `"` or `:` at or after `i`: eight bytes at a time
+/// (for each of the three, a word with a zero byte where the text has it;
+/// the lowest flag is exact), then byte by byte.
+#[inline(always)]
+fn find_row_byte(s: &[u8], mut i: usize, delim: u8) -> Option<usize> {
+    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
+    let zero_byte = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
+    let (d, q, c) = (u64::from(delim) * ONES, u64::from(b'"') * ONES, u64::from(b':') * ONES);
+    while let Some(chunk) = s.get(i..).and_then(<[u8]>::first_chunk::<8>) {
+        let x = u64::from_le_bytes(*chunk);
+        let hit = zero_byte(x ^ d) | zero_byte(x ^ q) | zero_byte(x ^ c);
+        if hit != 0 {
+            return Some(i + (hit.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    while let Some(&c) = s.get(i) {
+        if c == delim || c == b'"' || c == b':' {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
+}
+
 /// The cells of a delimited row: split at unquoted delimiters; an empty
 /// row has no cell. Cells are returned untrimmed.
 struct Cells<'a> {
@@ -491,26 +596,17 @@ impl<'a> Iterator for Cells<'a> {
         if self.done {
             return None;
         }
-        let b = self.s.as_bytes();
         let start = self.pos;
-        let mut i = start;
-        let mut in_quotes = false;
-        while i < b.len() {
-            let c = b[i];
-            if c == b'\\' && in_quotes && i + 1 < b.len() {
-                i += 2;
-                continue;
-            }
-            if c == b'"' {
-                in_quotes = !in_quotes;
-            } else if c == self.delim && !in_quotes {
+        match find_unquoted(self.s.as_bytes(), self.delim, start) {
+            Some(i) => {
                 self.pos = i + 1;
-                return Some(sub(self.s, start, i));
+                Some(sub(self.s, start, i))
             }
-            i += 1;
+            None => {
+                self.done = true;
+                Some(from(self.s, start))
+            }
         }
-        self.done = true;
-        Some(from(self.s, start))
     }
 }
 
@@ -679,44 +775,107 @@ fn parse_key_token(content: &str) -> Result<(Cow<'_, str>, usize), Syn> {
     Ok((Cow::Borrowed(trim_spaces(sub(content, 0, colon))), colon + 1))
 }
 
-/// Does `t` match `-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?`? `Some(true)`
-/// when it is an integer literal (no fraction, no exponent).
-fn number_form(t: &[u8]) -> Option<bool> {
-    let digits = |i: &mut usize| {
-        let s = *i;
-        while t.get(*i).is_some_and(u8::is_ascii_digit) {
-            *i += 1;
-        }
-        *i > s
-    };
-    let mut i = usize::from(t.first() == Some(&b'-'));
-    match t.get(i) {
-        Some(b'0') => i += 1,
-        Some(b'1'..=b'9') => {
-            digits(&mut i);
-        }
-        _ => return None,
+/// The colon ending a plain key: `Some` when the content does not start
+/// with a quote and its first `:`, `[` or `"` is a colon. Such a line is no
+/// array header ([`parse_header`] gives `None`) and [`parse_key_token`]
+/// takes the key up to that colon.
+#[inline]
+fn plain_key_colon(content: &str) -> Option<usize> {
+    let b = content.as_bytes();
+    if b.first() == Some(&b'"') {
+        return None;
     }
-    let mut integer = true;
-    if t.get(i) == Some(&b'.') {
-        i += 1;
-        if !digits(&mut i) {
-            return None;
-        }
-        integer = false;
-    }
-    if matches!(t.get(i), Some(b'e' | b'E')) {
-        i += 1;
-        if matches!(t.get(i), Some(b'+' | b'-')) {
-            i += 1;
-        }
-        if !digits(&mut i) {
-            return None;
-        }
-        integer = false;
-    }
-    (i == t.len()).then_some(integer)
+    let i = b.iter().position(|&c| KEY_END[usize::from(c)])?;
+    (b.get(i) == Some(&b':')).then_some(i)
 }
+
+/// `:`, `[` and `"`, for [`plain_key_colon`] (one lookup a byte).
+static KEY_END: [bool; 256] = {
+    let mut t = [false; 256];
+    t[b':' as usize] = true;
+    t[b'[' as usize] = true;
+    t[b'"' as usize] = true;
+    t
+};
+
+/// Does `t` match `-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?`? `Some(true)`
+/// when it is an integer literal (no fraction, no exponent), with its
+/// value when the same scan could read it exactly (see [`QuickNumber`]):
+/// an integer of at most 18 digits, or a decimal without exponent whose
+/// digits, read as one integer below 2^53, have at most 22 after the
+/// point. That integer and the power of ten are then exact doubles, and
+/// one IEEE division rounds their quotient correctly (Clinger's fast
+/// path): the double `text.parse::<f64>()` gives. `-0` and `-0.0` give 0.
+#[inline]
+fn number_form(t: &[u8]) -> Option<(bool, Option<QuickNumber>)> {
+    let negative = t.first() == Some(&b'-');
+    let start = usize::from(negative);
+    // All digits are read into `m` (wrapping: it is only used when there
+    // are at most 18, so below 10^18).
+    let mut m: u64 = 0;
+    let mut i = match t.get(start) {
+        Some(b'0') => start + 1,
+        Some(b'1'..=b'9') => read_digits(t, start, &mut m),
+        _ => return None,
+    };
+    let int_digits = i - start;
+    let mut fraction = 0;
+    if t.get(i) == Some(&b'.') {
+        let end = read_digits(t, i + 1, &mut m);
+        fraction = end - (i + 1);
+        if fraction == 0 {
+            return None;
+        }
+        i = end;
+    }
+    if i == t.len() {
+        let quick = if int_digits + fraction > 18 {
+            None
+        } else if fraction == 0 {
+            // At most 18 digits: fits an i64.
+            let v = m as i64;
+            Some(QuickNumber::Int(if negative { -v } else { v }))
+        } else if m < (1 << 53) {
+            POW10.get(fraction).map(|&p| {
+                let f = m as f64 / p;
+                QuickNumber::Float(if negative && f != 0.0 { -f } else { f })
+            })
+        } else {
+            None
+        };
+        return Some((fraction == 0, quick));
+    }
+    if !matches!(t.get(i), Some(b'e' | b'E')) {
+        return None;
+    }
+    i += 1;
+    if matches!(t.get(i), Some(b'+' | b'-')) {
+        i += 1;
+    }
+    let end = read_digits(t, i, &mut 0);
+    (end > i && end == t.len()).then_some((false, None))
+}
+
+/// The index after the ASCII digits starting at `i`, accumulating them
+/// into `m` (wrapping).
+#[inline(always)]
+fn read_digits(t: &[u8], mut i: usize, m: &mut u64) -> usize {
+    while let Some(&c) = t.get(i) {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        *m = m.wrapping_mul(10).wrapping_add(u64::from(d));
+        i += 1;
+    }
+    i
+}
+
+/// Exact powers of ten as doubles (10^22 is the last one exact).
+const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19,
+    1e20, 1e21, 1e22,
+];
 
 /// A number written the way JavaScript's `String(n)` writes it (for
 /// declared lengths in messages).
@@ -749,15 +908,34 @@ struct Header<'a> {
     /// The declared length as the reference holds it (a double).
     length: f64,
     delim: u8,
-    /// Non-empty when present.
-    fields: Option<Vec<Field<'a>>>,
+    /// A field list is present (held in the [`FieldList`] given to
+    /// [`parse_header`]; never empty).
+    fields: bool,
     keyed: bool,
     inline: Option<&'a str>,
 }
 
+/// The field list of the last tabular header parsed. Arrays of objects that
+/// each hold a table (orders with their items) repeat the same field list,
+/// which is then parsed once: a header whose list is the same text, split
+/// at the same delimiter, reuses it (its checks give the same outcome).
+#[derive(Default)]
+struct FieldList<'a> {
+    /// The text between the braces and the delimiter it was split at
+    /// (`None` until a list parses without error).
+    src: Option<(&'a str, u8)>,
+    fields: Vec<Field<'a>>,
+    /// The first duplicate name, as [`duplicate_field`] finds it, when not
+    /// the empty name.
+    duplicate: Option<String>,
+    /// Bumped at each new list (keys made for the fields follow it).
+    generation: u64,
+}
+
 /// `Ok(None)` when the line is not an array header; an error when it is a
 /// malformed one (reference `parseArrayHeaderLine` + `resolveArrayHeader`).
-fn parse_header(content: &str, strict: bool) -> Result<Option<Header<'_>>, Syn> {
+/// A field list goes to `list`.
+fn parse_header<'a>(content: &'a str, strict: bool, list: &mut FieldList<'a>) -> Result<Option<Header<'a>>, Syn> {
     let b = content.as_bytes();
     let bracket_start = if b.first() == Some(&b'"') {
         let Some(close) = find_closing_quote(b, 0) else { return Ok(None) };
@@ -790,22 +968,27 @@ fn parse_header(content: &str, strict: bool) -> Result<Option<Header<'_>>, Syn> 
         );
     };
     let mut brace_end = bracket_end + 1;
-    let brace_start = find_unquoted(b, b'{', bracket_end);
-    if let (Some(bs), Some(colon)) = (brace_start, find_unquoted(b, b':', bracket_end)) {
-        if bs < colon {
-            let gap = sub(content, bracket_end + 1, bs);
-            if !gap.is_empty() {
-                let t = trim_ws(gap);
-                let what = if t.is_empty() { "whitespace".to_string() } else { format!("content \"{t}\"") };
-                return invalid(
-                    "TOON_INVALID_HEADER",
-                    format!("Unexpected {what} between bracket segment and field list (expected '{{' right after ']')"),
-                    bracket_end + 1,
-                );
-            }
-            if let Some(end) = find_matching_brace(b, bs) {
-                brace_end = end + 1;
-            }
+    // Only a `{` before the first colon after `]` can open a field list
+    // (with a later one the colon below is that first colon, before it),
+    // so it is looked for only up to there: an inline array's values are
+    // not scanned for it.
+    let brace_start = find_unquoted(b, b':', bracket_end)
+        .and_then(|colon| find_unquoted(b.get(..colon).unwrap_or_default(), b'{', bracket_end));
+    let mut matching_brace = None;
+    if let Some(bs) = brace_start {
+        let gap = sub(content, bracket_end + 1, bs);
+        if !gap.is_empty() {
+            let t = trim_ws(gap);
+            let what = if t.is_empty() { "whitespace".to_string() } else { format!("content \"{t}\"") };
+            return invalid(
+                "TOON_INVALID_HEADER",
+                format!("Unexpected {what} between bracket segment and field list (expected '{{' right after ']')"),
+                bracket_end + 1,
+            );
+        }
+        matching_brace = find_matching_brace(b, bs);
+        if let Some(end) = matching_brace {
+            brace_end = end + 1;
         }
     }
     let Some(colon) = find_unquoted(b, b':', brace_end) else {
@@ -841,40 +1024,47 @@ fn parse_header(content: &str, strict: bool) -> Result<Option<Header<'_>>, Syn> 
     let after_colon = trim_spaces(from(content, colon + 1));
     let seg = sub(content, bracket_start + 1, bracket_end);
     let (length, delim, keyed) = parse_bracket_segment(seg).map_err(|m| syn("TOON_INVALID_LENGTH", m, content, bracket_start + 1))?;
-    let mut fields = None;
+    let mut fields = false;
     if let Some(bs) = brace_start.filter(|&bs| bs < colon) {
-        if let Some(be) = find_matching_brace(b, bs).filter(|&be| be < colon) {
+        if let Some(be) = matching_brace.filter(|&be| be < colon) {
             let inner = sub(content, bs + 1, be);
-            for cand in [b',', b'\t', b'|'] {
-                if cand != delim && find_unquoted(inner.as_bytes(), cand, 0).is_some() {
-                    return invalid(
-                        "TOON_DELIMITER_MISMATCH",
-                        format!(
-                            "Header delimiter mismatch: bracket declares \"{}\" but field list contains unquoted \"{}\"",
-                            show_delim(delim),
-                            show_delim(cand)
-                        ),
-                        bs + 1,
-                    );
+            fields = true;
+            if list.src != Some((inner, delim)) {
+                for cand in [b',', b'\t', b'|'] {
+                    if cand != delim && find_unquoted(inner.as_bytes(), cand, 0).is_some() {
+                        return invalid(
+                            "TOON_DELIMITER_MISMATCH",
+                            format!(
+                                "Header delimiter mismatch: bracket declares \"{}\" but field list contains unquoted \"{}\"",
+                                show_delim(delim),
+                                show_delim(cand)
+                            ),
+                            bs + 1,
+                        );
+                    }
                 }
+                list.src = None;
+                list.fields.clear();
+                parse_fields(inner, delim, &mut list.fields, 1)?;
+                // The reference tests the first duplicate it finds for
+                // truthiness, so when that one is the empty name
+                // (`{"",""}`) it reports nothing.
+                list.duplicate = duplicate_field(&list.fields, 0, list.fields.len()).filter(|d| !d.is_empty());
+                list.src = Some((inner, delim));
+                list.generation += 1;
             }
-            let mut list = Vec::new();
-            parse_fields(inner, delim, &mut list, 1)?;
-            fields = Some(list);
         }
     }
-    // The reference tests the first duplicate it finds for truthiness, so
-    // when that one is the empty name (`{"",""}`) it reports nothing.
-    let duplicate = fields.as_ref().and_then(|f| duplicate_field(f, 0, f.len())).filter(|d| !d.is_empty());
+    let duplicate = if fields { list.duplicate.clone() } else { None };
     let dup_msg = |d: &str| format!("Duplicate field name \"{d}\" in field list (expected distinct names)");
-    if keyed && fields.is_none() {
+    if keyed && !fields {
         return invalid(
             "TOON_INVALID_HEADER",
             "Keyed header requires a field list (expected {fields} after the bracket segment)".into(),
             bracket_start,
         );
     }
-    if fields.is_some() && !after_colon.is_empty() {
+    if fields && !after_colon.is_empty() {
         return match duplicate {
             Some(d) => invalid("TOON_DUPLICATE_FIELD", dup_msg(&d), brace_start.unwrap_or(0)),
             None => invalid(
@@ -937,7 +1127,13 @@ fn parse_bracket_segment(seg: &str) -> Result<(f64, u8, bool), String> {
             "Invalid array length: \"{seg}\" (expected non-negative integer with no leading zeros)"
         ));
     }
-    Ok((c.parse::<f64>().unwrap_or(f64::INFINITY), delim, keyed))
+    // Up to 15 digits the value is exact as a u64 and as a double.
+    let length = if b.len() <= 15 {
+        b.iter().fold(0u64, |n, &d| n * 10 + u64::from(d - b'0')) as f64
+    } else {
+        c.parse::<f64>().unwrap_or(f64::INFINITY)
+    };
+    Ok((length, delim, keyed))
 }
 
 /// Parse a field list (reference `parseFieldEntries`) into `out`.
@@ -1053,11 +1249,24 @@ fn parse_field_entry<'a>(entry: &'a str, delim: u8, out: &mut Vec<Field<'a>>, de
 /// The first repeated name among the siblings of `fields[start..end]`,
 /// checked level by level in the reference's order.
 fn duplicate_field(fields: &[Field<'_>], start: usize, end: usize) -> Option<String> {
-    let mut seen: HashSet<&str> = HashSet::new();
+    // Searched linearly while there are few (most lists), hashed beyond.
+    let mut few: Vec<&str> = Vec::new();
+    let mut many: Option<HashSet<&str>> = None;
     let mut i = start;
     while i < end {
         let f = fields.get(i)?;
-        if !seen.insert(&f.name) {
+        let fresh = match &mut many {
+            Some(set) => set.insert(&f.name),
+            None if few.contains(&&*f.name) => false,
+            None => {
+                few.push(&f.name);
+                if few.len() > 16 {
+                    many = Some(few.iter().copied().collect());
+                }
+                true
+            }
+        };
+        if !fresh {
             return Some(f.name.to_string());
         }
         if f.next > i + 1 {
@@ -1080,15 +1289,29 @@ fn count_leaves(fields: &[Field<'_>]) -> usize {
 /// siblings. Small objects are searched linearly; an object that grows past
 /// `LINEAR` keys also gets its keys in a hash set.
 struct SeenKeys<'a> {
-    stack: Vec<Cow<'a, str>>,
+    /// The keys of the open objects, innermost last: a [`key_tag`] (compared
+    /// first, the text only when it is equal) and the key.
+    stack: Vec<(u64, SeenKey<'a>)>,
+    /// Keys that are not slices of the text (unescaped ones).
+    owned: Vec<Box<str>>,
     big: HashSet<(u64, Cow<'a, str>)>,
     next_id: u64,
+}
+
+/// A key of [`SeenKeys`]: a slice of the text, or an index into its
+/// `owned` keys. (`Copy`, so the stack is pushed and cut without drops.)
+#[derive(Clone, Copy)]
+enum SeenKey<'a> {
+    Text(&'a str),
+    Owned(usize),
 }
 
 #[derive(Clone, Copy)]
 struct SeenFrame {
     base: usize,
     id: u64,
+    /// `owned.len()` when the object opened.
+    owned: usize,
 }
 
 const LINEAR: usize = 16;
@@ -1099,7 +1322,21 @@ impl<'a> SeenKeys<'a> {
             return None;
         }
         self.next_id += 1;
-        Some(SeenFrame { base: self.stack.len(), id: self.next_id })
+        Some(SeenFrame { base: self.stack.len(), id: self.next_id, owned: self.owned.len() })
+    }
+
+    fn text(&self, k: SeenKey<'a>) -> &str {
+        match k {
+            SeenKey::Text(s) => s,
+            SeenKey::Owned(i) => self.owned.get(i).map_or("", |s| s),
+        }
+    }
+
+    fn cow(&self, k: SeenKey<'a>) -> Cow<'a, str> {
+        match k {
+            SeenKey::Text(s) => Cow::Borrowed(s),
+            SeenKey::Owned(i) => Cow::Owned(self.owned.get(i).map_or_else(String::new, |s| s.to_string())),
+        }
     }
 
     /// Record `key`; false when it is already there. (Takes the `Cow` to
@@ -1107,35 +1344,56 @@ impl<'a> SeenKeys<'a> {
     #[allow(clippy::ptr_arg)]
     fn insert(&mut self, f: SeenFrame, key: &Cow<'a, str>) -> bool {
         let n = self.stack.len() - f.base;
+        let tag = key_tag(key.as_bytes());
         if n < LINEAR {
-            if self.stack.get(f.base..).unwrap_or_default().contains(key) {
+            let open = self.stack.get(f.base..).unwrap_or_default();
+            if open.iter().any(|&(t, k)| t == tag && self.text(k) == key.as_ref()) {
                 return false;
             }
-            self.stack.push(key.clone());
-            if n + 1 == LINEAR {
-                for k in self.stack.get(f.base..).unwrap_or_default() {
-                    self.big.insert((f.id, k.clone()));
-                }
-            }
-            return true;
-        }
-        if !self.big.insert((f.id, key.clone())) {
+        } else if !self.big.insert((f.id, key.clone())) {
             return false;
         }
-        self.stack.push(key.clone());
+        let k = match key {
+            Cow::Borrowed(s) => SeenKey::Text(s),
+            Cow::Owned(s) => {
+                self.owned.push(s.as_str().into());
+                SeenKey::Owned(self.owned.len() - 1)
+            }
+        };
+        self.stack.push((tag, k));
+        if n + 1 == LINEAR {
+            let keys: Vec<Cow<'a, str>> =
+                self.stack.get(f.base..).unwrap_or_default().iter().map(|&(_, k)| self.cow(k)).collect();
+            for k in keys {
+                self.big.insert((f.id, k));
+            }
+        }
         true
     }
 
     fn end(&mut self, f: Option<SeenFrame>) {
         let Some(f) = f else { return };
         if self.stack.len() - f.base >= LINEAR {
-            for k in self.stack.drain(f.base..) {
+            let keys: Vec<Cow<'a, str>> =
+                self.stack.get(f.base..).unwrap_or_default().iter().map(|&(_, k)| self.cow(k)).collect();
+            for k in keys {
                 self.big.remove(&(f.id, k));
             }
-        } else {
-            self.stack.truncate(f.base);
         }
+        self.stack.truncate(f.base);
+        self.owned.truncate(f.owned);
     }
+}
+
+/// A summary of a key (its length and first and last 8 bytes): different
+/// tags mean different keys.
+#[inline]
+fn key_tag(b: &[u8]) -> u64 {
+    let (x, y) = match (b.first_chunk::<8>(), b.last_chunk::<8>()) {
+        (Some(f), Some(l)) => (u64::from_le_bytes(*f), u64::from_le_bytes(*l)),
+        _ => (b.iter().fold(0u64, |v, &c| (v << 8) | u64::from(c)), 0),
+    };
+    x ^ y.rotate_left(23) ^ (b.len() as u64).rotate_left(55)
 }
 
 // ---------------------------------------------------------------- builders
@@ -1190,6 +1448,10 @@ impl<B: Builder> Builder for Plain<'_, B> {
         self.0.key(s)
     }
     #[inline]
+    fn key_again(&mut self, key: &B::Key, s: &str) -> Result<B::Key, B::Error> {
+        self.0.key_again(key, s)
+    }
+    #[inline]
     fn array(&mut self, items: Drain<'_, B::Value>) -> Result<B::Value, B::Error> {
         self.0.array(items)
     }
@@ -1200,6 +1462,10 @@ impl<B: Builder> Builder for Plain<'_, B> {
     #[inline]
     fn number_token(&mut self, text: &str, integer: bool) -> Result<Option<B::Value>, B::Error> {
         self.0.number_token(text, integer)
+    }
+    #[inline]
+    fn number_value(&mut self, text: &str, integer: bool, quick: Option<QuickNumber>) -> Result<Option<B::Value>, B::Error> {
+        self.0.number_value(text, integer, quick)
     }
 }
 
@@ -1303,6 +1569,10 @@ impl Builder for TreeBuilder {
     }
     fn key(&mut self, s: &str) -> Result<(String, bool)> {
         Ok((s.to_owned(), false))
+    }
+    fn key_again(&mut self, key: &(String, bool), _: &str) -> Result<(String, bool)> {
+        // A copy keeps whether it was quoted.
+        Ok(key.clone())
     }
     fn array(&mut self, items: Drain<'_, Tree>) -> Result<Tree> {
         Ok(Tree::Array(items.collect()))
@@ -1546,6 +1816,12 @@ struct Decoder<'a, V, K> {
     scratch: String,
     /// Cells of the current table row (kept to reuse its allocation).
     cells: Vec<&'a str>,
+    /// The field list of the last tabular header.
+    fields: FieldList<'a>,
+    /// Keys made for `fields` (one per field, group names included), valid
+    /// while `keys_generation` is the list's generation.
+    field_keys: Vec<K>,
+    keys_generation: u64,
     seen: SeenKeys<'a>,
     /// Nesting limit ([`MAX_DEPTH`] or [`EXPAND_MAX_DEPTH`]).
     max_depth: usize,
@@ -1606,15 +1882,17 @@ impl<'a, V, K> Decoder<'a, V, K> {
         Ok(())
     }
 
+    #[inline]
     fn check_count(&self, line: &Line<'a>, code: &'static str, actual: usize, expected: f64, what: &str) -> Result<()> {
         if actual as f64 != expected {
-            return Err(self.error(
-                line,
-                code,
-                format!("Expected {} {what}, but got {actual}", js_number(expected)),
-            ));
+            return Err(self.count_error(line, code, actual, expected, what));
         }
         Ok(())
+    }
+
+    #[cold]
+    fn count_error(&self, line: &Line<'a>, code: &'static str, actual: usize, expected: f64, what: &str) -> Error {
+        self.error(line, code, format!("Expected {} {what}, but got {actual}", js_number(expected)))
     }
 
     fn check_no_blank(&self, start: Option<usize>, end: Option<usize>, what: &str) -> Result<()> {
@@ -1645,8 +1923,9 @@ impl<'a, V, K> Decoder<'a, V, K> {
         Ok(())
     }
 
-    fn header(&self, line: &Line<'a>) -> Result<Option<Header<'a>>> {
-        self.at(line, parse_header(line.content, self.strict))
+    fn header(&mut self, line: &Line<'a>) -> Result<Option<Header<'a>>> {
+        let r = parse_header(line.content, self.strict, &mut self.fields);
+        self.at(line, r)
     }
 
     fn document<B: Sink<Value = V, Key = K>>(&mut self, b: &mut B) -> Result<V, B::Error> {
@@ -1828,6 +2107,26 @@ impl<'a, V, K> Decoder<'a, V, K> {
         seen: Option<SeenFrame>,
         level: usize,
     ) -> Result<(), B::Error> {
+        // Most lines are `key: value` with a plain key: then the line is no
+        // header and the key ends at that colon, which one scan tells.
+        let (key, end) = match plain_key_colon(line.content) {
+            Some(colon) => (Cow::Borrowed(trim_spaces(sub(line.content, 0, colon))), colon + 1),
+            None => return self.key_value_slow(b, stack, line, base_depth, seen, level),
+        };
+        self.key_value_rest(b, stack, line, key, end, base_depth, seen, level)
+    }
+
+    /// [`Self::key_value`] for lines that may be headers or have quoted keys.
+    #[inline(never)]
+    fn key_value_slow<B: Sink<Value = V, Key = K>>(
+        &mut self,
+        b: &mut B,
+        stack: &mut Vec<Frame<'a>>,
+        line: Line<'a>,
+        base_depth: usize,
+        seen: Option<SeenFrame>,
+        level: usize,
+    ) -> Result<(), B::Error> {
         if let Some(h) = self.header(&line)? {
             let Some(key) = &h.key else {
                 let msg = if h.keyed {
@@ -1846,6 +2145,24 @@ impl<'a, V, K> Decoder<'a, V, K> {
             return Ok(());
         }
         let (key, end) = self.at(&line, parse_key_token(line.content))?;
+        self.key_value_rest(b, stack, line, key, end, base_depth, seen, level)
+    }
+
+    /// A `key: ...` line that is no header, its key parsed and ending at
+    /// `end`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn key_value_rest<B: Sink<Value = V, Key = K>>(
+        &mut self,
+        b: &mut B,
+        stack: &mut Vec<Frame<'a>>,
+        line: Line<'a>,
+        key: Cow<'a, str>,
+        end: usize,
+        base_depth: usize,
+        seen: Option<SeenFrame>,
+        level: usize,
+    ) -> Result<(), B::Error> {
         let rest = trim_spaces(from(line.content, end));
         self.note_key(seen, &key, &line)?;
         let k = key_of(b, &key, line.content.starts_with('"'))?;
@@ -1907,8 +2224,8 @@ impl<'a, V, K> Decoder<'a, V, K> {
         if let Some(inline) = h.inline {
             return self.inline_array(b, h, inline, line).map(Some);
         }
-        if let Some(fields) = h.fields.as_deref().filter(|f| !f.is_empty()) {
-            return self.tabular_array(b, h, fields, line, base_depth, level).map(Some);
+        if h.fields {
+            return self.tabular_array(b, h, line, base_depth, level).map(Some);
         }
         let item_depth = self.content_depth(base_depth)?;
         stack.push(Frame::List {
@@ -1945,18 +2262,63 @@ impl<'a, V, K> Decoder<'a, V, K> {
         b.array(self.values.drain(base..))
     }
 
+    /// Run `f` with the field list of the current header and the keys made
+    /// for its names (made once per list, then reused by every row of
+    /// every table with the same list).
+    fn with_fields<B: Sink<Value = V, Key = K>, T>(
+        &mut self,
+        b: &mut B,
+        f: impl FnOnce(&mut Self, &mut B, &[Field<'a>], &[K]) -> Result<T, B::Error>,
+    ) -> Result<T, B::Error> {
+        let list = std::mem::take(&mut self.fields);
+        let mut keys = std::mem::take(&mut self.field_keys);
+        let mut r = Ok(());
+        if self.keys_generation != list.generation || keys.len() != list.fields.len() {
+            keys.clear();
+            r = list.fields.iter().try_for_each(|f| {
+                keys.push(key_of(b, &f.name, f.quoted)?);
+                Ok(())
+            });
+            if r.is_ok() {
+                self.keys_generation = list.generation;
+            }
+        }
+        let r = r.and_then(|()| f(self, b, &list.fields, &keys));
+        self.fields = list;
+        self.field_keys = keys;
+        r
+    }
+
     /// `key[N]{f1,f2}:` followed by rows.
     fn tabular_array<B: Sink<Value = V, Key = K>>(
         &mut self,
         b: &mut B,
         h: &Header<'a>,
-        fields: &[Field<'a>],
         header_line: &Line<'a>,
         base_depth: usize,
         level: usize,
     ) -> Result<V, B::Error> {
         let row_depth = self.content_depth(base_depth)?;
+        self.with_fields(b, |d, b, fields, keys| {
+            d.table_rows(b, h, fields, keys, header_line, base_depth, row_depth, level)
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn table_rows<B: Sink<Value = V, Key = K>>(
+        &mut self,
+        b: &mut B,
+        h: &Header<'a>,
+        fields: &[Field<'a>],
+        keys: &[K],
+        header_line: &Line<'a>,
+        base_depth: usize,
+        row_depth: usize,
+        level: usize,
+    ) -> Result<V, B::Error> {
         let width = count_leaves(fields);
+        // No nested groups (the usual table): rows take the short way.
+        let flat = width == fields.len() && keys.len() == fields.len();
         let base = self.values.len();
         let mut count = 0usize;
         let (mut start, mut end) = (None, None);
@@ -1969,21 +2331,25 @@ impl<'a, V, K> Decoder<'a, V, K> {
             if line.depth != row_depth {
                 return Err(self.over_indented(&line, row_depth).into());
             }
-            if !is_data_row(line.content, h.delim) {
+            // Split once (which also tells a row from a `key: value`
+            // line); the count is checked before any cell is used.
+            let mut cells = std::mem::take(&mut self.cells);
+            if !split_row(line.content, h.delim, &mut cells) {
+                self.cells = cells;
                 break;
             }
             start.get_or_insert(line.number);
             end = Some(line.number);
             last = line;
             self.r.next()?;
-            // Split once; the count is checked before any cell is used.
-            let mut cells = std::mem::take(&mut self.cells);
-            cells.clear();
-            cells.extend(Cells::new(line.content, h.delim));
             if cells.len() != width {
                 self.check_count(&line, "TOON_WIDTH_MISMATCH", cells.len(), width as f64, "tabular row values")?;
             }
-            let v = self.row_object(b, fields, 0, fields.len(), &mut cells.iter().copied(), &line, level + 1);
+            let v = if flat && cells.len() == width {
+                self.flat_row(b, fields, keys, &cells, &line, level + 1)
+            } else {
+                self.row_object(b, fields, keys, 0, fields.len(), &mut cells.iter().copied(), &line, level + 1)
+            };
             self.cells = cells;
             let v = v?;
             self.values.push(v);
@@ -2017,9 +2383,25 @@ impl<'a, V, K> Decoder<'a, V, K> {
         level: usize,
     ) -> Result<V, B::Error> {
         let entry_depth = self.content_depth(base_depth)?;
-        let fields = h.fields.as_deref().unwrap_or_default();
-        let width = count_leaves(fields);
         self.enter(header_line, level)?;
+        self.with_fields(b, |d, b, fields, keys| {
+            d.keyed_entries(b, h, fields, keys, header_line, base_depth, entry_depth, level)
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn keyed_entries<B: Sink<Value = V, Key = K>>(
+        &mut self,
+        b: &mut B,
+        h: &Header<'a>,
+        fields: &[Field<'a>],
+        keys: &[K],
+        header_line: &Line<'a>,
+        base_depth: usize,
+        entry_depth: usize,
+        level: usize,
+    ) -> Result<V, B::Error> {
+        let width = count_leaves(fields);
         let frame = self.seen.begin(self.strict);
         let base = self.entries.len();
         let mut count = 0usize;
@@ -2055,7 +2437,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
             if cells.len() != width {
                 self.check_count(&line, "TOON_WIDTH_MISMATCH", cells.len(), width as f64, "keyed entry cells")?;
             }
-            let v = self.row_object(b, fields, 0, fields.len(), &mut cells.iter().copied(), &line, level + 1);
+            let v = self.row_object(b, fields, keys, 0, fields.len(), &mut cells.iter().copied(), &line, level + 1);
             self.cells = cells;
             let v = v?;
             self.entries.push((k, v));
@@ -2069,6 +2451,27 @@ impl<'a, V, K> Decoder<'a, V, K> {
         b.object(self.entries.drain(base..))
     }
 
+    /// One row's object for a field list without groups, as [`Self::row_object`]
+    /// makes it, with one cell per field.
+    fn flat_row<B: Sink<Value = V, Key = K>>(
+        &mut self,
+        b: &mut B,
+        fields: &[Field<'a>],
+        keys: &[K],
+        cells: &[&'a str],
+        line: &Line<'a>,
+        level: usize,
+    ) -> Result<V, B::Error> {
+        self.enter(line, level)?;
+        let base = self.entries.len();
+        for ((f, k), &cell) in fields.iter().zip(keys).zip(cells) {
+            let k = b.key_again(k, &f.name)?;
+            let v = self.primitive(b, cell, line)?;
+            self.entries.push((k, v));
+        }
+        b.object(self.entries.drain(base..))
+    }
+
     /// One row's object: the fields `fields[start..end]` (one level) filled
     /// from the cells in order, nested groups as nested objects.
     #[allow(clippy::too_many_arguments)]
@@ -2076,6 +2479,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
         &mut self,
         b: &mut B,
         fields: &[Field<'a>],
+        keys: &[K],
         start: usize,
         end: usize,
         cells: &mut std::iter::Copied<std::slice::Iter<'_, &'a str>>,
@@ -2087,10 +2491,13 @@ impl<'a, V, K> Decoder<'a, V, K> {
         let mut i = start;
         while i < end {
             let Some(f) = fields.get(i) else { break };
-            let k = key_of(b, &f.name, f.quoted)?;
+            let k = match keys.get(i) {
+                Some(k) => b.key_again(k, &f.name)?,
+                None => key_of(b, &f.name, f.quoted)?,
+            };
             let next = f.next.max(i + 1);
             let v = if next > i + 1 {
-                self.row_object(b, fields, i + 1, next, cells, line, level + 1)?
+                self.row_object(b, fields, keys, i + 1, next, cells, line, level + 1)?
             } else {
                 let cell = cells.next().unwrap_or_default();
                 self.primitive(b, cell, line)?
@@ -2133,7 +2540,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
         let item = Line { content: after, ..line };
         if is_array_header_content(after) {
             if let Some(h) = self.header(&item)? {
-                if h.keyed || h.fields.is_some() {
+                if h.keyed || h.fields {
                     let msg = if h.keyed {
                         "Keyless keyed header is only valid at the document root"
                     } else {
@@ -2145,7 +2552,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
             }
         }
         let header = self.header(&item)?;
-        if let Some(h) = header.filter(|h| h.key.is_some() && h.fields.is_some()) {
+        if let Some(h) = header.filter(|h| h.key.is_some() && h.fields) {
             // `- key[N]{fields}:` opens an object whose first field is the
             // table; its rows sit two levels below the hyphen, its other
             // fields one level below.
@@ -2206,10 +2613,10 @@ impl<'a, V, K> Decoder<'a, V, K> {
             Some(b'f') if t == "false" => return b.bool(false),
             Some(b'n') if t == "null" => return b.null(),
             Some(b'-' | b'0'..=b'9') => {
-                if let Some(integer) = number_form(tb) {
+                if let Some((integer, quick)) = number_form(tb) {
                     // The builder reads the literal (by default as the
                     // reference does); `None`: not finite, stays a string.
-                    if let Some(v) = b.number_token(t, integer)? {
+                    if let Some(v) = b.number_value(t, integer, quick)? {
                         return Ok(v);
                     }
                 }
@@ -2411,6 +2818,39 @@ mod tests {
                 let b = decode(&doubled.join("\n"), &opts(strict, 4));
                 prop_assert_eq!(a.as_ref().ok(), b.as_ref().ok());
                 prop_assert_eq!(a.map_err(|e| (e.code(), e.line())).err(), b.map_err(|e| (e.code(), e.line())).err());
+            }
+
+            /// The value read while checking a number's form is the one the
+            /// general parsers give: `i64` for an integer literal, else the
+            /// correctly rounded double with `-0.0` as `0.0`.
+            #[test]
+            fn quick_numbers_are_exact(
+                text in "-?(0|[1-9][0-9]{0,20})(\\.[0-9]{1,24})?([eE][+-]?[0-9]{1,3})?",
+            ) {
+                let (integer, quick) = number_form(text.as_bytes()).expect("matches the number grammar");
+                prop_assert_eq!(integer, !text.contains(['.', 'e', 'E']));
+                match quick {
+                    Some(QuickNumber::Int(i)) => prop_assert_eq!(Ok(i), text.parse::<i64>()),
+                    Some(QuickNumber::Float(f)) => {
+                        let want = text.parse::<f64>().expect("a decimal");
+                        prop_assert_eq!(f.to_bits(), if want == 0.0 { 0.0f64 } else { want }.to_bits());
+                    }
+                    None => {}
+                }
+            }
+
+            /// One scan gives what `is_data_row` and `Cells` give.
+            #[test]
+            fn split_row_is_data_row_and_cells(
+                text in "[ab:,|\t\"\\\\ ]{0,24}",
+                delim in prop::sample::select(vec![b',', b'|', b'\t']),
+            ) {
+                let mut cells = Vec::new();
+                let row = split_row(&text, delim, &mut cells);
+                prop_assert_eq!(row, is_data_row(&text, delim));
+                if row {
+                    prop_assert_eq!(cells, Cells::new(&text, delim).collect::<Vec<_>>());
+                }
             }
 
             #[test]
