@@ -777,11 +777,34 @@ fn keyed_tabular<V: EncodeValue>(obj: &V, nest: usize) -> Result<Option<Keyed<V>
     if n < 2 {
         return Ok(None);
     }
-    // Cheap order-free rejection first: most objects fail here.
+    // Cheap order-free rejections first, without allocating: most objects
+    // fail here. Every value must be a non-empty object, all of one size,
+    // and (as `tabular_fields` requires of every row) no value of a row may
+    // be an array or an empty object: checked on the first row met.
+    let mut size = None;
     for entry in obj.object_entries() {
         let (_, v) = entry?;
-        if !(matches!(v.kind()?, Kind::Object) && v.object_len() > 0) {
+        if !matches!(v.kind()?, Kind::Object) {
             return Ok(None);
+        }
+        let len = v.object_len();
+        match size {
+            None => {
+                if len == 0 {
+                    return Ok(None);
+                }
+                for cell in v.object_entries() {
+                    let (_, c) = cell?;
+                    match c.kind()? {
+                        Kind::Array => return Ok(None),
+                        Kind::Object if c.object_len() == 0 => return Ok(None),
+                        _ => {}
+                    }
+                }
+                size = Some(len);
+            }
+            Some(n) if n != len => return Ok(None),
+            Some(_) => {}
         }
     }
     let mut rows = Vec::with_capacity(n);
