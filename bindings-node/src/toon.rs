@@ -531,6 +531,11 @@ impl Builder for Build<'_> {
     fn key(&mut self, s: &str) -> polywire::Result<Key> {
         Ok(self.key_of(s))
     }
+    /// A table's field name on each row: the same span again.
+    #[inline]
+    fn key_again(&mut self, key: &Key, _: &str) -> polywire::Result<Key> {
+        Ok(*key)
+    }
     fn array(&mut self, items: Drain<'_, usize>) -> polywire::Result<usize> {
         let start = self.arena.items.len();
         self.arena.items.extend(items);
