@@ -608,7 +608,7 @@ impl<'a> ArenaVal<'a> {
     }
 }
 
-impl<'a> EncodeValue for ArenaVal<'a> {
+impl<'a> EncodeValue<'a> for ArenaVal<'a> {
     type Error = Error;
 
     #[inline]
@@ -652,7 +652,7 @@ impl<'a> EncodeValue for ArenaVal<'a> {
         }
     }
 
-    fn object_entries(&self) -> impl Iterator<Item = polywire::Result<(Cow<'_, str>, Self)>> + '_ {
+    fn object_entries(&self) -> impl Iterator<Item = polywire::Result<(Cow<'a, str>, Self)>> + '_ {
         self.entries().iter().map(|&(k, v)| Ok((Cow::Borrowed(self.key(k)), self.at(v))))
     }
 

@@ -635,7 +635,7 @@ impl<'a, 'py> PyVal<'a, 'py> {
     }
 }
 
-impl<'a, 'py> EncodeValue for PyVal<'a, 'py> {
+impl<'a, 'py> EncodeValue<'a> for PyVal<'a, 'py> {
     type Error = EncErr;
 
     #[inline(always)]
@@ -709,7 +709,7 @@ impl<'a, 'py> EncodeValue for PyVal<'a, 'py> {
         }
     }
 
-    fn object_entries(&self) -> impl Iterator<Item = Result<(Cow<'_, str>, Self), EncErr>> + '_ {
+    fn object_entries(&self) -> impl Iterator<Item = Result<(Cow<'a, str>, Self), EncErr>> + '_ {
         // No Python code runs during the walk, so the dict cannot change.
         let dict = if self.is_dict() { Some(unsafe { DictIter::new(self.ptr) }) } else { None };
         Entries { dict, of: self }
@@ -755,7 +755,7 @@ struct Entries<'v, 'a, 'py> {
 }
 
 impl<'v, 'a, 'py> Iterator for Entries<'v, 'a, 'py> {
-    type Item = Result<(Cow<'v, str>, PyVal<'a, 'py>), EncErr>;
+    type Item = Result<(Cow<'a, str>, PyVal<'a, 'py>), EncErr>;
 
     #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {

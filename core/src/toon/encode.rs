@@ -153,7 +153,7 @@ impl Kind<'_> {
 /// number of items as `array_len`/`object_len` said (it does not panic if a
 /// value changes under it, it writes what it sees or fails with
 /// `TOON_VALUE_CHANGED`).
-pub trait EncodeValue: Clone {
+pub trait EncodeValue<'k>: Clone {
     /// The error type of the walk; the encoder's own errors convert into it.
     type Error: From<Error>;
 
@@ -173,7 +173,7 @@ pub trait EncodeValue: Clone {
     /// The entries of an object in insertion order (nothing for a
     /// non-object). Keys must be distinct. The encoder itself moves keys
     /// that are array indices first, as a JavaScript object orders them.
-    fn object_entries(&self) -> impl Iterator<Item = Result<(Cow<'_, str>, Self), Self::Error>> + '_;
+    fn object_entries(&self) -> impl Iterator<Item = Result<(Cow<'k, str>, Self), Self::Error>> + '_;
 
     /// The value of the entry with this key, if any (for tabular rows whose
     /// keys come in another order than the first row's).
@@ -193,7 +193,7 @@ pub trait EncodeValue: Clone {
     }
 }
 
-impl<'a> EncodeValue for &'a serde_json::Value {
+impl<'a> EncodeValue<'a> for &'a serde_json::Value {
     type Error = Error;
 
     #[inline]
@@ -235,7 +235,7 @@ impl<'a> EncodeValue for &'a serde_json::Value {
         self.as_object().map_or(0, serde_json::Map::len)
     }
 
-    fn object_entries(&self) -> impl Iterator<Item = Result<(Cow<'_, str>, Self)>> + '_ {
+    fn object_entries(&self) -> impl Iterator<Item = Result<(Cow<'a, str>, Self)>> + '_ {
         let map: Option<&'a serde_json::Map<String, serde_json::Value>> = self.as_object();
         map.into_iter()
             .flat_map(|m| m.iter())
@@ -260,7 +260,7 @@ pub fn encode_value(value: &serde_json::Value, opts: &EncodeOptions) -> Result<S
 }
 
 /// Encode any [`EncodeValue`] as TOON text.
-pub fn encode<V: EncodeValue>(value: &V, opts: &EncodeOptions) -> Result<String, V::Error> {
+pub fn encode<'k, V: EncodeValue<'k>>(value: &V, opts: &EncodeOptions) -> Result<String, V::Error> {
     let mut out = String::with_capacity(256);
     encode_into(value, opts, &mut out)?;
     Ok(out)
@@ -268,7 +268,7 @@ pub fn encode<V: EncodeValue>(value: &V, opts: &EncodeOptions) -> Result<String,
 
 /// Encode any [`EncodeValue`], appending the text to `out` (so a caller can
 /// reuse one buffer). On error `out` holds a partial document.
-pub fn encode_into<V: EncodeValue>(value: &V, opts: &EncodeOptions, out: &mut String) -> Result<(), V::Error> {
+pub fn encode_into<'k, V: EncodeValue<'k>>(value: &V, opts: &EncodeOptions, out: &mut String) -> Result<(), V::Error> {
     if opts.indent > MAX_INDENT {
         return Err(Error::new(
             Format::Toon,
@@ -616,19 +616,12 @@ fn enter<E: From<Error>>(nest: usize) -> Result<(), E> {
 #[derive(Debug)]
 struct Field<'k> {
     name: Cow<'k, str>,
-    children: Vec<Field<'static>>,
-}
-
-fn into_owned_fields(fields: Vec<Field<'_>>) -> Vec<Field<'static>> {
-    fields
-        .into_iter()
-        .map(|f| Field { name: Cow::Owned(f.name.into_owned()), children: f.children })
-        .collect()
+    children: Vec<Field<'k>>,
 }
 
 /// Entries of an object in JavaScript enumeration order, handed to `f` with
 /// their position.
-fn for_each_entry<V: EncodeValue>(
+fn for_each_entry<'k, V: EncodeValue<'k>>(
     obj: &V,
     mut f: impl FnMut(usize, &str, V) -> Result<(), V::Error>,
 ) -> Result<(), V::Error> {
@@ -649,14 +642,14 @@ fn for_each_entry<V: EncodeValue>(
 }
 
 /// One item of [`EncodeValue::object_entries`].
-type Entry<'a, V> = Result<(Cow<'a, str>, V), <V as EncodeValue>::Error>;
+type Entry<'a, V> = Result<(Cow<'a, str>, V), <V as EncodeValue<'a>>::Error>;
 
 /// The value of field `name` in `row`: the row's next entry when its key
 /// matches (rows usually share the first row's key order), else a lookup.
 #[inline]
-fn field_value<'r, V: EncodeValue>(
+fn field_value<'k, V: EncodeValue<'k>>(
     row: &V,
-    next: Option<Entry<'r, V>>,
+    next: Option<Entry<'k, V>>,
     name: &str,
 ) -> Result<Option<V>, V::Error> {
     if let Some(entry) = next {
@@ -679,12 +672,12 @@ enum Column {
 /// The reference's `extractTabularFields`: the header fields when `rows`
 /// (all objects) share one non-empty key set (in any order) and every column
 /// is all primitives or all non-empty objects that are themselves tabular.
-fn tabular_fields<'r, V: EncodeValue>(rows: &'r [V], nest: usize) -> Result<Option<Vec<Field<'r>>>, V::Error> {
+fn tabular_fields<'k, V: EncodeValue<'k>>(rows: &[V], nest: usize) -> Result<Option<Vec<Field<'k>>>, V::Error> {
     enter(nest)?;
     let Some(first) = rows.first() else {
         return Ok(None);
     };
-    let mut fields: Vec<Field<'r>> = Vec::with_capacity(first.object_len());
+    let mut fields: Vec<Field<'k>> = Vec::with_capacity(first.object_len());
     if first.object_has_index_key()? {
         let mut keys = first.object_entries().map(|e| e.map(|(k, _)| k)).collect::<Result<Vec<_>, _>>()?;
         keys.sort_by_key(|k| array_index(k).map_or(u64::MAX, u64::from));
@@ -728,7 +721,7 @@ fn tabular_fields<'r, V: EncodeValue>(rows: &'r [V], nest: usize) -> Result<Opti
             values.push(row.object_get(&field.name)?.ok_or_else(value_changed)?);
         }
         match tabular_fields(&values, nest + 1)? {
-            Some(children) => field.children = into_owned_fields(children),
+            Some(children) => field.children = children,
             None => return Ok(None),
         }
     }
@@ -740,11 +733,11 @@ fn tabular_fields<'r, V: EncodeValue>(rows: &'r [V], nest: usize) -> Result<Opti
 /// `None` also for first rows the one-pass path leaves to
 /// [`tabular_fields`]: objects with array-index keys (re-ordered) and
 /// groups nested near [`MAX_DEPTH`] (which fail there).
-fn flat_fields<V: EncodeValue>(first: &V, nest: usize) -> Result<Option<Vec<Field<'_>>>, V::Error> {
+fn flat_fields<'k, V: EncodeValue<'k>>(first: &V, nest: usize) -> Result<Option<Vec<Field<'k>>>, V::Error> {
     if nest + 2 >= MAX_DEPTH || !matches!(first.kind()?, Kind::Object) {
         return Ok(None);
     }
-    let mut fields: Vec<Field<'_>> = Vec::with_capacity(first.object_len());
+    let mut fields: Vec<Field<'k>> = Vec::with_capacity(first.object_len());
     for entry in first.object_entries() {
         let (k, v) = entry?;
         if is_index_key(&k) {
@@ -752,7 +745,7 @@ fn flat_fields<V: EncodeValue>(first: &V, nest: usize) -> Result<Option<Vec<Fiel
         }
         let children = match v.kind()? {
             Kind::Object if v.object_len() > 0 => match flat_fields(&v, nest + 1)? {
-                Some(children) => into_owned_fields(children),
+                Some(children) => children,
                 None => return Ok(None),
             },
             Kind::Array | Kind::Object => return Ok(None),
@@ -765,14 +758,14 @@ fn flat_fields<V: EncodeValue>(first: &V, nest: usize) -> Result<Option<Vec<Fiel
 
 /// An object in keyed tabular form: its values (the rows, in order) and the
 /// header fields.
-struct Keyed<V> {
+struct Keyed<'k, V> {
     rows: Vec<V>,
-    fields: Vec<Field<'static>>,
+    fields: Vec<Field<'k>>,
 }
 
 /// The reference's `extractKeyedTabularFields`: an object whose (at least
 /// two) values are all non-empty objects forming a table.
-fn keyed_tabular<V: EncodeValue>(obj: &V, nest: usize) -> Result<Option<Keyed<V>>, V::Error> {
+fn keyed_tabular<'k, V: EncodeValue<'k>>(obj: &V, nest: usize) -> Result<Option<Keyed<'k, V>>, V::Error> {
     let n = obj.object_len();
     if n < 2 {
         return Ok(None);
@@ -813,7 +806,7 @@ fn keyed_tabular<V: EncodeValue>(obj: &V, nest: usize) -> Result<Option<Keyed<V>
         Ok(())
     })?;
     let fields = match tabular_fields(&rows, nest + 1)? {
-        Some(f) => into_owned_fields(f),
+        Some(f) => f,
         None => return Ok(None),
     };
     Ok(Some(Keyed { rows, fields }))
@@ -826,7 +819,7 @@ struct ItemShape {
     all_object: bool,
 }
 
-fn item_shape<V: EncodeValue>(arr: &V) -> Result<ItemShape, V::Error> {
+fn item_shape<'k, V: EncodeValue<'k>>(arr: &V) -> Result<ItemShape, V::Error> {
     let mut s = ItemShape { all_primitive: true, all_array: true, all_object: true };
     for item in arr.array_items() {
         let item = item?;
@@ -851,7 +844,7 @@ fn item_shape<V: EncodeValue>(arr: &V) -> Result<ItemShape, V::Error> {
     Ok(s)
 }
 
-fn all_primitive<V: EncodeValue>(arr: &V) -> Result<bool, V::Error> {
+fn all_primitive<'k, V: EncodeValue<'k>>(arr: &V) -> Result<bool, V::Error> {
     for item in arr.array_items() {
         if !item?.kind()?.is_primitive() {
             return Ok(false);
@@ -910,7 +903,7 @@ fn join_path(prefix: &str, key: &str) -> String {
 
 /// With folding: the object's keys that contain a dot (a folded key always
 /// does, so only these can collide with one).
-fn dotted_keys<V: EncodeValue>(obj: &V) -> Result<Option<HashSet<String>>, V::Error> {
+fn dotted_keys<'k, V: EncodeValue<'k>>(obj: &V) -> Result<Option<HashSet<String>>, V::Error> {
     let mut set: Option<HashSet<String>> = None;
     for entry in obj.object_entries() {
         let (k, _) = entry?;
@@ -1015,7 +1008,7 @@ impl Writer<'_> {
     }
 
     /// `key[N]: a,b,c` (`key[0]:` when empty) for an array of primitives.
-    fn inline_array<V: EncodeValue>(&mut self, key: Option<&str>, arr: &V) -> Result<(), V::Error> {
+    fn inline_array<'k, V: EncodeValue<'k>>(&mut self, key: Option<&str>, arr: &V) -> Result<(), V::Error> {
         let n = arr.array_len();
         self.header(key, n, None, false);
         if n > 0 {
@@ -1035,7 +1028,7 @@ impl Writer<'_> {
     }
 
     /// The leaf cells of one tabular row, delimiter-separated.
-    fn row_cells<V: EncodeValue>(&mut self, row: &V, fields: &[Field<'_>], first: &mut bool) -> Result<(), V::Error> {
+    fn row_cells<'k, V: EncodeValue<'k>>(&mut self, row: &V, fields: &[Field<'_>], first: &mut bool) -> Result<(), V::Error> {
         let mut entries = row.object_entries();
         for field in fields {
             let v = field_value(row, entries.next(), &field.name)?.ok_or_else(value_changed)?;
@@ -1052,7 +1045,7 @@ impl Writer<'_> {
         Ok(())
     }
 
-    fn tabular_rows<V: EncodeValue>(&mut self, rows: &[V], fields: &[Field<'_>], depth: usize) -> Result<(), V::Error> {
+    fn tabular_rows<'k, V: EncodeValue<'k>>(&mut self, rows: &[V], fields: &[Field<'_>], depth: usize) -> Result<(), V::Error> {
         for row in rows {
             self.line(depth);
             self.row_cells(row, fields, &mut true)?;
@@ -1073,7 +1066,7 @@ impl Writer<'_> {
     /// header goes on a `- ` line at `depth` (the first entry of a
     /// list-item object), rows two levels deeper; else on a line at
     /// `depth`, rows one level deeper. `nest`: the array's nesting level.
-    fn flat_table<V: EncodeValue>(
+    fn flat_table<'k, V: EncodeValue<'k>>(
         &mut self,
         key: Option<&str>,
         arr: &V,
@@ -1117,7 +1110,7 @@ impl Writer<'_> {
     /// The cells of one row of [`Writer::flat_table`] (of a nested field
     /// group when `fields` are its children); false when `row` does not
     /// have the shape of `fields`.
-    fn flat_cells<V: EncodeValue>(&mut self, row: &V, fields: &[Field<'_>], first: &mut bool) -> Result<bool, V::Error> {
+    fn flat_cells<'k, V: EncodeValue<'k>>(&mut self, row: &V, fields: &[Field<'_>], first: &mut bool) -> Result<bool, V::Error> {
         if !matches!(row.kind()?, Kind::Object) || row.object_len() != fields.len() {
             return Ok(false);
         }
@@ -1150,7 +1143,7 @@ impl Writer<'_> {
     }
 
     /// `entry: v1,v2` rows of a keyed tabular object.
-    fn keyed_rows<V: EncodeValue>(&mut self, obj: &V, fields: &[Field<'_>], depth: usize) -> Result<(), V::Error> {
+    fn keyed_rows<'k, V: EncodeValue<'k>>(&mut self, obj: &V, fields: &[Field<'_>], depth: usize) -> Result<(), V::Error> {
         for_each_entry(obj, |_, k, v| {
             self.line(depth);
             self.key(k);
@@ -1159,7 +1152,7 @@ impl Writer<'_> {
         })
     }
 
-    fn root<V: EncodeValue>(&mut self, v: &V) -> Result<(), V::Error> {
+    fn root<'k, V: EncodeValue<'k>>(&mut self, v: &V) -> Result<(), V::Error> {
         match v.kind()? {
             Kind::Array => self.array(None, v, 0, 0),
             Kind::Object => {
@@ -1198,7 +1191,7 @@ impl Writer<'_> {
     /// In this and the following methods `nest` is the nesting level of the
     /// value handled (the root is 0), checked against [`MAX_DEPTH`] before a
     /// container is walked.
-    fn object<V: EncodeValue>(&mut self, obj: &V, depth: usize, nest: usize, ctx: FoldCtx<'_>) -> Result<(), V::Error> {
+    fn object<'k, V: EncodeValue<'k>>(&mut self, obj: &V, depth: usize, nest: usize, ctx: FoldCtx<'_>) -> Result<(), V::Error> {
         enter(nest)?;
         let dotted = if self.folding { dotted_keys(obj)? } else { None };
         self.entries(obj, |w, _, k, v| w.entry(k, &v, depth, nest + 1, ctx, dotted.as_ref()))
@@ -1208,7 +1201,7 @@ impl Writer<'_> {
     /// in the object's own order, and an array-index key stops the walk to
     /// start over (`restart`).
     #[inline]
-    fn entries<V: EncodeValue>(
+    fn entries<'k, V: EncodeValue<'k>>(
         &mut self,
         obj: &V,
         mut f: impl FnMut(&mut Self, usize, &str, V) -> Result<(), V::Error>,
@@ -1229,7 +1222,7 @@ impl Writer<'_> {
 
     /// One `key: value` entry (the reference's `encodeKeyValuePairLines`);
     /// `dotted` are the sibling keys containing a dot.
-    fn entry<V: EncodeValue>(
+    fn entry<'k, V: EncodeValue<'k>>(
         &mut self,
         k: &str,
         v: &V,
@@ -1267,7 +1260,7 @@ impl Writer<'_> {
 
     /// An entry whose value is an object: keyed tabular, or `key:` and the
     /// object's entries below (with `ctx` as their folding context).
-    fn object_entry<V: EncodeValue>(
+    fn object_entry<'k, V: EncodeValue<'k>>(
         &mut self,
         k: &str,
         v: &V,
@@ -1296,7 +1289,7 @@ impl Writer<'_> {
     /// folded when the dotted key equals a sibling key or, under the root,
     /// a dotted root key at the same path. The dotted key then takes the
     /// value at the chain's end as any key does (array forms, keyed tabular).
-    fn fold<V: EncodeValue>(
+    fn fold<'k, V: EncodeValue<'k>>(
         &mut self,
         k: &str,
         v: &V,
@@ -1357,7 +1350,7 @@ impl Writer<'_> {
     }
 
     /// An array under `key` (root when `None`), header at `depth`.
-    fn array<V: EncodeValue>(&mut self, key: Option<&str>, arr: &V, depth: usize, nest: usize) -> Result<(), V::Error> {
+    fn array<'k, V: EncodeValue<'k>>(&mut self, key: Option<&str>, arr: &V, depth: usize, nest: usize) -> Result<(), V::Error> {
         enter(nest)?;
         let n = arr.array_len();
         if n == 0 {
@@ -1419,7 +1412,7 @@ impl Writer<'_> {
     }
 
     /// One `- ` list item (the reference's `encodeListItemValueLines`).
-    fn list_item<V: EncodeValue>(&mut self, v: &V, depth: usize, nest: usize) -> Result<(), V::Error> {
+    fn list_item<'k, V: EncodeValue<'k>>(&mut self, v: &V, depth: usize, nest: usize) -> Result<(), V::Error> {
         // Matched in place: moving a just-built `Kind` out of the `Result`
         // stalls on store forwarding.
         match v.kind() {
@@ -1450,7 +1443,7 @@ impl Writer<'_> {
     /// An object as a list item: its first entry on the `- ` line, the rest
     /// below it (the reference's `encodeObjectAsListItemLines`). The first
     /// key is never folded; the others are, with all keys as siblings.
-    fn object_item<V: EncodeValue>(&mut self, obj: &V, depth: usize, nest: usize) -> Result<(), V::Error> {
+    fn object_item<'k, V: EncodeValue<'k>>(&mut self, obj: &V, depth: usize, nest: usize) -> Result<(), V::Error> {
         enter(nest)?;
         if obj.object_len() == 0 {
             self.line(depth);
@@ -1469,7 +1462,7 @@ impl Writer<'_> {
     }
 
     /// The first entry of a list-item object, on the `- ` line.
-    fn first_entry<V: EncodeValue>(&mut self, k: &str, v: &V, depth: usize, nest: usize) -> Result<(), V::Error> {
+    fn first_entry<'k, V: EncodeValue<'k>>(&mut self, k: &str, v: &V, depth: usize, nest: usize) -> Result<(), V::Error> {
         // Matched in place: moving a just-built `Kind` out of the `Result`
         // stalls on store forwarding.
         match v.kind() {
@@ -1810,7 +1803,7 @@ mod tests {
     #[derive(Clone)]
     struct Rawish<'a>(&'a serde_json::Value);
 
-    impl EncodeValue for Rawish<'_> {
+    impl<'a> EncodeValue<'a> for Rawish<'a> {
         type Error = Error;
         fn kind(&self) -> Result<Kind<'_>> {
             match self.0.as_str().and_then(|s| s.strip_prefix("raw:")) {
@@ -1827,7 +1820,7 @@ mod tests {
         fn object_len(&self) -> usize {
             (&self.0).object_len()
         }
-        fn object_entries(&self) -> impl Iterator<Item = Result<(Cow<'_, str>, Self)>> + '_ {
+        fn object_entries(&self) -> impl Iterator<Item = Result<(Cow<'a, str>, Self)>> + '_ {
             self.0.as_object().into_iter().flatten().map(|(k, v)| Ok((Cow::Borrowed(k.as_str()), Rawish(v))))
         }
         fn object_get(&self, key: &str) -> Result<Option<Self>> {
@@ -1857,7 +1850,7 @@ mod tests {
     /// A value whose strings turn into objects after `.2` calls of `kind`.
     struct Shifty<'a>(&'a serde_json::Value, &'a std::cell::Cell<usize>, usize);
 
-    impl EncodeValue for Shifty<'_> {
+    impl<'a> EncodeValue<'a> for Shifty<'a> {
         type Error = Error;
         fn kind(&self) -> Result<Kind<'_>> {
             self.1.set(self.1.get() + 1);
@@ -1878,7 +1871,7 @@ mod tests {
         fn object_len(&self) -> usize {
             self.0.as_object().map_or(0, serde_json::Map::len)
         }
-        fn object_entries(&self) -> impl Iterator<Item = Result<(Cow<'_, str>, Self)>> + '_ {
+        fn object_entries(&self) -> impl Iterator<Item = Result<(Cow<'a, str>, Self)>> + '_ {
             self.0
                 .as_object()
                 .into_iter()
