@@ -125,9 +125,7 @@ fn format_number(f: f64) -> String {
 /// An error of the walk: a Python exception or a core error; or, in the
 /// first walk before any check, a value that needs the check pass.
 enum EncErr {
-    /// Boxed: every `Result` of the walk carries this type, and a small
-    /// error keeps those results small.
-    Py(Box<PyErr>),
+    Py(PyErr),
     Codec(Error),
     NeedsCheck,
 }
@@ -140,14 +138,14 @@ impl From<Error> for EncErr {
 
 impl From<PyErr> for EncErr {
     fn from(e: PyErr) -> Self {
-        EncErr::Py(Box::new(e))
+        EncErr::Py(e)
     }
 }
 
 impl EncErr {
     fn into_pyerr(self, py: Python<'_>) -> PyErr {
         match self {
-            EncErr::Py(e) => *e,
+            EncErr::Py(e) => e,
             EncErr::Codec(e) => to_pyerr_as(py, py.get_type::<ToonEncodeError>(), e),
             EncErr::NeedsCheck => value_changed_error(),
         }
@@ -218,7 +216,7 @@ enum CheckErr {
 
 impl From<PyErr> for CheckErr {
     fn from(e: PyErr) -> Self {
-        CheckErr::Plain(EncErr::Py(Box::new(e)))
+        CheckErr::Plain(EncErr::Py(e))
     }
 }
 
