@@ -366,6 +366,25 @@ def test_sort_keys_and_javascript_key_order():
     assert toon.dumps(value, sort_keys=True) == '"9": 4\n"10": 3\na:\n  c: 2\n  d: 1\nb: 1'
 
 
+def test_text_of_every_width_comes_back_exactly():
+    # polywire makes its result `str`s itself (not through CPython's UTF-8
+    # decoder): one-, two- and four-byte storage, chosen from the widest
+    # character, with ASCII runs around and across the 16-byte steps.
+    rng = random.Random(7)
+    alphabet = ["a", " ", ",", "\x7f", "\x80", "\xe9", "\xff", "\u0100", "\u4e2d", "\uffff", "\U0001f600", "\U0010ffff"]
+    for _ in range(2000):
+        n = rng.randrange(0, 80)
+        s = "".join(rng.choice(alphabet) if rng.random() < 0.15 else "x" for _ in range(n))
+        doc = {"k": s, "rows": [{"a": s, "b": 1}, {"a": s + "\xe9", "b": 2}]}
+        text = toon.dumps(doc)
+        # A str compares equal only to a str of the same storage width.
+        assert text == text.encode("utf-8").decode("utf-8")
+        assert toon.loads(text) == doc
+        assert json.loads(json.dumps(toon.loads(text))) == doc
+        if s and s.strip() == s and not set(s) & {",", "\x7f", "\x80"}:
+            assert toon.dumps(s) == s
+
+
 def test_dicts_are_walked_in_iteration_order():
     # The encoder reads a dict's entry table directly on CPython 3.11-3.13:
     # deleted entries, split tables (instance dicts), tables that once held a

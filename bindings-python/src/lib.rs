@@ -12,6 +12,7 @@ mod kado;
 mod kameo;
 mod pydict;
 mod pyjson;
+mod pystr;
 mod toon;
 mod tether;
 

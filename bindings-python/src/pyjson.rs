@@ -11,7 +11,7 @@ use polywire::json::{self, Builder, QuickNumber};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyString};
+use pyo3::types::{PyBool, PyFloat};
 use std::os::raw::c_int;
 use std::ptr::addr_of_mut;
 use std::vec::Drain;
@@ -395,23 +395,7 @@ fn key_slots((x, y): (u64, u64), len: usize) -> (usize, usize) {
     ((h >> 54) as usize % KEY_SLOTS, (h >> 44) as usize % KEY_SLOTS)
 }
 
-/// A new `str`; ASCII takes the fast path (allocate with max char 127 and
-/// copy) instead of UTF-8 decoding.
-#[inline]
-pub fn new_str<'py>(py: Python<'py>, s: &str) -> PyResult<Bound<'py, PyAny>> {
-    if s.is_ascii() {
-        unsafe {
-            let ptr = ffi::PyUnicode_New(s.len() as ffi::Py_ssize_t, 127);
-            if ptr.is_null() {
-                return Err(PyErr::fetch(py));
-            }
-            std::ptr::copy_nonoverlapping(s.as_ptr(), ffi::PyUnicode_DATA(ptr) as *mut u8, s.len());
-            Ok(Bound::from_owned_ptr(py, ptr))
-        }
-    } else {
-        Ok(PyString::new(py, s).into_any())
-    }
-}
+pub use crate::pystr::new_str;
 
 impl<'py> Builder for PyBuilder<'py> {
     type Value = Bound<'py, PyAny>;
