@@ -385,6 +385,35 @@ def test_text_of_every_width_comes_back_exactly():
             assert toon.dumps(s) == s
 
 
+def test_repeated_table_headers_match_fresh_ones():
+    # A table header is reused when the next table's field names are the
+    # very same key objects; the text must equal that of fresh key objects
+    # (copies, never reused) for same, reordered, renamed and regrouped fields.
+    def fresh(v):
+        if isinstance(v, dict):
+            return {"".join(list(k)): fresh(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [fresh(x) for x in v]
+        return v
+
+    x, y, z, g = "x", "y", "z", "g"
+    doc = {
+        "a": [{x: 1, y: 2}],
+        "b": [{x: 3, y: 4}, {y: 5, x: 6}],
+        "c": [{y: 1, x: 2}],
+        "d": [{x: 1, z: 2}],
+        "e": [{x: {g: 1}, y: 2}],
+        "f": [{x: {g: 1, z: 0}, y: 2}],
+        "h": [{x: {z: 1}, y: 2}],
+        "i": {"r1": {x: 1, y: 2}, "r2": {x: 3, y: 4}},
+        "j": [{x: 1, y: 2}],
+    }
+    text = toon.dumps(doc)
+    assert text == toon.dumps(fresh(doc))
+    assert "c[1]{y,x}:" in text and "f[1]{x{g,z},y}:" in text and "h[1]{x{z},y}:" in text
+    assert toon.loads(text) == doc
+
+
 def test_dicts_are_walked_in_iteration_order():
     # The encoder reads a dict's entry table directly on CPython 3.11-3.13:
     # deleted entries, split tables (instance dicts), tables that once held a

@@ -479,7 +479,9 @@ impl<'py> Builder for PyBuilder<'py> {
     }
     fn object(&mut self, entries: Drain<'_, (Self::Key, Self::Value)>) -> Result<Self::Value, BuildError> {
         unsafe {
-            let dict = ffi::PyDict_New();
+            // Sized for its entries up front: a dict made empty has room
+            // for 5 and would be resized while it is filled.
+            let dict = ffi::_PyDict_NewPresized(entries.len() as ffi::Py_ssize_t);
             if dict.is_null() {
                 return Err(PyErr::fetch(self.py).into());
             }

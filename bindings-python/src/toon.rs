@@ -717,6 +717,18 @@ impl<'a, 'py> EncodeValue<'a> for PyVal<'a, 'py> {
         if !self.is_dict() {
             return Ok(None);
         }
+        // A row of a small table: comparing the keys' text costs less than
+        // making a `str` to look up.
+        if unsafe { crate::pydict::len(self.ptr) } <= 16 {
+            for (k, v) in unsafe { DictIter::new(self.ptr) } {
+                match unsafe { key_str(k) } {
+                    Some(k) if k == key => return self.child(v).map(Some),
+                    Some(_) => {}
+                    None => return Err(self.unexpected()),
+                }
+            }
+            return Ok(None);
+        }
         let k = new_str(self.ctx.py, key)?;
         unsafe {
             let v = ffi::PyDict_GetItemWithError(self.ptr, k.as_ptr());

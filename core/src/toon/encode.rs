@@ -289,6 +289,8 @@ pub fn encode_into<'k, V: EncodeValue<'k>>(value: &V, opts: &EncodeOptions, out:
         root_dotted: None,
         prescan: false,
         restart: false,
+        fields_sig: Vec::new(),
+        fields_text: String::new(),
     };
     // Objects are first written in the order their entries come; one with
     // an array-index key (rare) stops the walk, which then starts over
@@ -876,6 +878,41 @@ struct Writer<'o> {
     prescan: bool,
     /// Set when the walk stopped to start over with `prescan`.
     restart: bool,
+    /// The field list last written in a table header (`{a,b,c{d}}`) and
+    /// its fields ([`fields_signature`]): tables in a document usually
+    /// repeat their header (a table per order, per feature flag), and the
+    /// quoting checks of every name then run once.
+    fields_sig: Vec<usize>,
+    fields_text: String,
+}
+
+/// The identity of header fields: per field in preorder, the address and
+/// length of its name and its number of children; `None` when a name is
+/// owned. A borrowed name is text that stays in place, unchanged, for the
+/// whole walk, so equal addresses and lengths mean equal names.
+fn fields_signature(fields: &[Field<'_>], sig: &mut Vec<usize>) -> Option<()> {
+    for f in fields {
+        let Cow::Borrowed(name) = f.name else { return None };
+        sig.extend_from_slice(&[name.as_ptr() as usize, name.len(), f.children.len()]);
+        fields_signature(&f.children, sig)?;
+    }
+    Some(())
+}
+
+/// Whether `fields` have the signature `sig` from `*at` on (advanced past it).
+fn signature_matches(fields: &[Field<'_>], sig: &[usize], at: &mut usize) -> bool {
+    for f in fields {
+        let Cow::Borrowed(name) = f.name else { return false };
+        match sig.get(*at..*at + 3) {
+            Some(&[p, n, c]) if p == name.as_ptr() as usize && n == name.len() && c == f.children.len() => {}
+            _ => return false,
+        }
+        *at += 3;
+        if !f.children.is_empty() && !signature_matches(&f.children, sig, at) {
+            return false;
+        }
+    }
+    true
 }
 
 /// Where an object's entries sit, for key folding (the reference 2.3.1's
@@ -957,7 +994,9 @@ impl Writer<'_> {
     }
 
     /// Write a primitive; containers here mean the value changed since it
-    /// was classified.
+    /// was classified. Inlined: its prologue and epilogue (it saves many
+    /// registers) cost as much as writing a short value.
+    #[inline(always)]
     fn primitive(&mut self, kind: &Kind<'_>) -> Result<()> {
         match kind {
             Kind::Null => self.out.push_str("null"),
@@ -993,7 +1032,26 @@ impl Writer<'_> {
         self.out.push(':');
     }
 
+    /// `{a,b,c{d}}`, from [`Writer::fields_text`] when the last header
+    /// had the same fields.
     fn fields(&mut self, fields: &[Field<'_>]) {
+        let mut at = 0;
+        if !self.fields_sig.is_empty() && signature_matches(fields, &self.fields_sig, &mut at) && at == self.fields_sig.len() {
+            push_piece(self.out, &self.fields_text);
+            return;
+        }
+        let start = self.out.len();
+        self.field_list(fields);
+        self.fields_sig.clear();
+        if fields_signature(fields, &mut self.fields_sig).is_some() {
+            self.fields_text.clear();
+            self.fields_text.push_str(&self.out[start..]);
+        } else {
+            self.fields_sig.clear();
+        }
+    }
+
+    fn field_list(&mut self, fields: &[Field<'_>]) {
         self.out.push('{');
         for (i, f) in fields.iter().enumerate() {
             if i > 0 {
@@ -1001,7 +1059,7 @@ impl Writer<'_> {
             }
             self.key(&f.name);
             if !f.children.is_empty() {
-                self.fields(&f.children);
+                self.field_list(&f.children);
             }
         }
         self.out.push('}');
