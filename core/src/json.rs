@@ -181,7 +181,7 @@ impl ShortDecimal {
         // 2^36, so at most one of them converts to `a`. Rounded by adding
         // one half and truncating (exact below 2^52; `f64::round` is a libm
         // call here).
-        let mut digits = (a * 10_000.0 + 0.5) as u64;
+        let digits = (a * 10_000.0 + 0.5) as u64;
         // Both operands are exact, so the division is the correctly rounded
         // value of the decimal: equal to `a` exactly when it reads back.
         if digits as f64 / 10_000.0 != a {
@@ -189,49 +189,77 @@ impl ShortDecimal {
         }
         // Fewer fraction digits name the same decimal, hence the same
         // double: the shortest form drops the trailing zeros.
-        let mut scale = 4;
-        while scale > 0 && digits % 10 == 0 {
-            digits /= 10;
-            scale -= 1;
-        }
+        let (digits, scale) = if digits % 100 == 0 {
+            if digits % 10_000 == 0 {
+                (digits / 10_000, 0)
+            } else if digits % 1_000 == 0 {
+                (digits / 1_000, 1)
+            } else {
+                (digits / 100, 2)
+            }
+        } else if digits % 10 == 0 {
+            (digits / 10, 3)
+        } else {
+            (digits, 4)
+        };
         Some(ShortDecimal { negative: f < 0.0, digits, scale })
     }
 
     /// The text, written into `buf`.
     #[inline]
     pub(crate) fn write(self, buf: &mut [u8; 32]) -> &str {
-        // Digits from the right: fraction (zero-padded to `scale`), point,
-        // integer part, sign.
+        // From the right, two digits a step: the `scale` fraction digits
+        // (zero-padded), the point, the integer part, the sign. At most 15
+        // digits (below 2^36 * 10^4), a point and a sign: `i` stays above 8.
         let mut i = buf.len();
-        let mut n = self.digits;
-        let put = |buf: &mut [u8; 32], i: &mut usize, c: u8| {
-            *i -= 1;
-            if let Some(b) = buf.get_mut(*i) {
-                *b = c;
-            }
+        let put2 = |buf: &mut [u8; 32], i: &mut usize, n: u64| {
+            *i -= 2;
+            let d = (n as usize % 100) * 2;
+            buf[*i..*i + 2].copy_from_slice(&DIGIT_PAIRS[d..d + 2]);
         };
+        let put1 = |buf: &mut [u8; 32], i: &mut usize, c: u8| {
+            *i -= 1;
+            buf[*i] = c;
+        };
+        const POW10: [u64; 5] = [1, 10, 100, 1_000, 10_000];
+        let p = POW10[self.scale.min(4)];
+        let (mut int, mut frac) = (self.digits / p, self.digits % p);
         if self.scale > 0 {
-            for _ in 0..self.scale {
-                put(buf, &mut i, b'0' + (n % 10) as u8);
-                n /= 10;
+            let mut left = self.scale;
+            while left >= 2 {
+                put2(buf, &mut i, frac);
+                frac /= 100;
+                left -= 2;
             }
-            put(buf, &mut i, b'.');
+            if left == 1 {
+                put1(buf, &mut i, b'0' + frac as u8);
+            }
+            put1(buf, &mut i, b'.');
         }
-        loop {
-            put(buf, &mut i, b'0' + (n % 10) as u8);
-            n /= 10;
-            if n == 0 {
-                break;
-            }
+        while int >= 100 {
+            put2(buf, &mut i, int);
+            int /= 100;
+        }
+        if int >= 10 {
+            put2(buf, &mut i, int);
+        } else {
+            put1(buf, &mut i, b'0' + int as u8);
         }
         if self.negative {
-            put(buf, &mut i, b'-');
+            put1(buf, &mut i, b'-');
         }
-        let text = buf.get(i..).unwrap_or_default();
         // SAFETY: only ASCII digits, `.` and `-` were written.
-        unsafe { std::str::from_utf8_unchecked(text) }
+        unsafe { std::str::from_utf8_unchecked(&buf[i..]) }
     }
 }
+
+/// "00", "01", ... "99".
+const DIGIT_PAIRS: &[u8; 200] = b"\
+0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
 
 #[cfg(test)]
 mod find_special_tests {
