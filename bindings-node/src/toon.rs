@@ -619,10 +619,10 @@ impl<'a> EncodeValue<'a> for ArenaVal<'a> {
             Node::Int(i) => Kind::Int(i),
             Node::Float(f) => Kind::Float(f),
             // JSON.stringify's text of a number: the encoder's text of it.
-            Node::Num(s) => Kind::BigInt(Cow::Borrowed(slice(self.src, s))),
-            Node::Str(s) => Kind::Str(Cow::Borrowed(slice(&self.arena.text, s))),
-            Node::SrcStr(s) => Kind::Str(Cow::Borrowed(slice(self.src, s))),
-            Node::Raw(s) => Kind::Raw(Cow::Borrowed(slice(&self.arena.text, s))),
+            Node::Num(s) => Kind::BigInt(slice(self.src, s)),
+            Node::Str(s) => Kind::Str(slice(&self.arena.text, s)),
+            Node::SrcStr(s) => Kind::Str(slice(self.src, s)),
+            Node::Raw(s) => Kind::Raw(slice(&self.arena.text, s)),
             Node::Array { .. } => Kind::Array,
             Node::Object { .. } => Kind::Object,
         })

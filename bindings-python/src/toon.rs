@@ -172,6 +172,9 @@ struct Ctx<'py> {
     /// Whether the check pass ran. Before, the walk stops at the first value
     /// that needs it (a conversion, a non-`str` key, a lone surrogate).
     checked: bool,
+    /// The decimal `str`s of ints beyond 64 bits met by the walk, kept
+    /// for the call: the encoder borrows their text.
+    big_digits: std::cell::RefCell<Vec<Bound<'py, PyAny>>>,
 }
 
 // Tags of `polywire._toon_host.convert` results.
@@ -278,10 +281,6 @@ impl CheckErr {
     }
 }
 
-#[inline]
-fn is_exact(ptr: *mut ffi::PyObject, tp: *mut ffi::PyTypeObject) -> bool {
-    unsafe { ffi::Py_TYPE(ptr) == tp }
-}
 
 /// Borrow the UTF-8 form of a `str` (cached by CPython; free for compact
 /// ASCII). `None` when it holds lone surrogates.
@@ -517,15 +516,66 @@ impl<'py> Ctx<'py> {
     }
 }
 
-/// A borrowed pointer into the checked value, walked by the core encoder.
+/// A borrowed pointer into the checked value, walked by the core encoder,
+/// with its type found once (when the handle is made) as a `T_*` tag.
 #[derive(Clone, Copy)]
 struct PyVal<'a, 'py> {
     ptr: *mut ffi::PyObject,
     ctx: &'a Ctx<'py>,
-    /// `ptr` is a `str` written verbatim as a number.
-    /// (A usize rather than a bool: copies of a struct ending in a lone
-    /// bool byte stalled on store forwarding in the hot iterator.)
-    number: usize,
+    /// A `T_*` tag. (A usize rather than a byte: copies of a struct ending
+    /// in a lone byte stalled on store forwarding in the hot iterator.)
+    tag: usize,
+}
+
+// `PyVal` tags: the exact built-in types, a `str` written verbatim as a
+// number (a converted Decimal), and subclasses walked as their base type.
+const T_STR: usize = 0;
+const T_INT: usize = 1;
+const T_FLOAT: usize = 2;
+const T_BOOL: usize = 3;
+const T_NONE: usize = 4;
+const T_LIST: usize = 5;
+const T_TUPLE: usize = 6;
+const T_DICT: usize = 7;
+const T_NUMBER: usize = 8;
+const T_SUBCLASS: usize = 9;
+/// Not walkable as it is: converted (or the check pass is needed).
+const T_CONVERT: usize = 10;
+
+/// The tag of an object met in the walk.
+#[inline(always)]
+fn tag_of(p: *mut ffi::PyObject) -> usize {
+    unsafe {
+        let tp = ffi::Py_TYPE(p);
+        if tp == addr_of_mut!(ffi::PyUnicode_Type) {
+            T_STR
+        } else if tp == addr_of_mut!(ffi::PyLong_Type) {
+            T_INT
+        } else if tp == addr_of_mut!(ffi::PyDict_Type) {
+            T_DICT
+        } else if tp == addr_of_mut!(ffi::PyList_Type) {
+            T_LIST
+        } else if tp == addr_of_mut!(ffi::PyFloat_Type) {
+            T_FLOAT
+        } else if tp == addr_of_mut!(ffi::PyBool_Type) {
+            T_BOOL
+        } else if p == ffi::Py_None() {
+            T_NONE
+        } else if tp == addr_of_mut!(ffi::PyTuple_Type) {
+            T_TUPLE
+        } else {
+            tag_of_subclass(p)
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn tag_of_subclass(p: *mut ffi::PyObject) -> usize {
+    match model_of_subclass(p) {
+        Model::Scalar | Model::Str | Model::Seq => T_SUBCLASS,
+        _ => T_CONVERT,
+    }
 }
 
 #[cold]
@@ -544,10 +594,10 @@ impl<'a, 'py> PyVal<'a, 'py> {
     #[inline(always)]
     fn child(&self, p: *mut ffi::PyObject) -> Result<Self, EncErr> {
         let ctx = self.ctx;
-        match model_of(p) {
-            Model::Scalar | Model::Str | Model::Seq => Ok(PyVal { ptr: p, ctx, number: 0 }),
-            Model::Dict if !ctx.dicts_converted => Ok(PyVal { ptr: p, ctx, number: 0 }),
-            _ => self.converted(p),
+        match tag_of(p) {
+            T_CONVERT => self.converted(p),
+            T_DICT if ctx.dicts_converted => self.converted(p),
+            tag => Ok(PyVal { ptr: p, ctx, tag }),
         }
     }
 
@@ -557,8 +607,15 @@ impl<'a, 'py> PyVal<'a, 'py> {
             return Err(EncErr::NeedsCheck);
         }
         match self.ctx.converted.get(&(p as usize)) {
-            Some(c) => Ok(PyVal { ptr: c.value.as_ptr(), ctx: self.ctx, number: usize::from(c.number) }),
-            None if model_of(p) == Model::Dict => Ok(PyVal { ptr: p, ctx: self.ctx, number: 0 }),
+            Some(c) => {
+                let ptr = c.value.as_ptr();
+                let tag = if c.number { T_NUMBER } else { tag_of(ptr) };
+                if tag == T_CONVERT {
+                    return Err(self.unexpected());
+                }
+                Ok(PyVal { ptr, ctx: self.ctx, tag })
+            }
+            None if tag_of(p) == T_DICT => Ok(PyVal { ptr: p, ctx: self.ctx, tag: T_DICT }),
             None => Err(self.unexpected()),
         }
     }
@@ -585,7 +642,11 @@ impl<'a, 'py> PyVal<'a, 'py> {
                 return Err(PyErr::fetch(self.ctx.py).into());
             }
             let s = Bound::from_owned_ptr(self.ctx.py, s);
-            Ok(Kind::BigInt(Cow::Owned(utf8(s.as_ptr()).unwrap_or("0").to_owned())))
+            // The text lives in the `str`, which the context holds until
+            // the call ends; `str`s do not change.
+            let digits = utf8(s.as_ptr()).unwrap_or("0");
+            self.ctx.big_digits.borrow_mut().push(s);
+            Ok(Kind::BigInt(digits))
         }
     }
 
@@ -594,7 +655,7 @@ impl<'a, 'py> PyVal<'a, 'py> {
         let p = self.ptr;
         unsafe {
             if ffi::PyUnicode_Check(p) != 0 {
-                return utf8(p).map(|s| Kind::Str(Cow::Borrowed(s))).ok_or_else(|| self.unexpected());
+                return utf8(p).map(Kind::Str).ok_or_else(|| self.unexpected());
             }
             if ffi::PyLong_Check(p) != 0 {
                 let mut overflow: c_int = 0;
@@ -607,9 +668,6 @@ impl<'a, 'py> PyVal<'a, 'py> {
             if ffi::PyList_Check(p) != 0 || ffi::PyTuple_Check(p) != 0 {
                 return Ok(Kind::Array);
             }
-            if ffi::PyDict_Check(p) != 0 {
-                return Ok(Kind::Object);
-            }
         }
         Err(self.unexpected())
     }
@@ -617,19 +675,19 @@ impl<'a, 'py> PyVal<'a, 'py> {
     #[inline]
     fn seq_len(&self) -> usize {
         unsafe {
-            if is_exact(self.ptr, addr_of_mut!(ffi::PyList_Type)) || ffi::PyList_Check(self.ptr) != 0 {
-                ffi::PyList_GET_SIZE(self.ptr) as usize
-            } else if ffi::PyTuple_Check(self.ptr) != 0 {
-                ffi::PyTuple_GET_SIZE(self.ptr) as usize
-            } else {
-                0
+            match self.tag {
+                T_LIST => ffi::PyList_GET_SIZE(self.ptr) as usize,
+                T_TUPLE => ffi::PyTuple_GET_SIZE(self.ptr) as usize,
+                T_SUBCLASS if ffi::PyList_Check(self.ptr) != 0 => ffi::PyList_GET_SIZE(self.ptr) as usize,
+                T_SUBCLASS if ffi::PyTuple_Check(self.ptr) != 0 => ffi::PyTuple_GET_SIZE(self.ptr) as usize,
+                _ => 0,
             }
         }
     }
 
     #[inline]
     fn is_dict(&self) -> bool {
-        unsafe { self.number == 0 && ffi::PyDict_Check(self.ptr) != 0 }
+        self.tag == T_DICT
     }
 }
 
@@ -640,51 +698,39 @@ impl<'a, 'py> EncodeValue<'a> for PyVal<'a, 'py> {
     fn kind(&self) -> Result<Kind<'_>, EncErr> {
         let p = self.ptr;
         unsafe {
-            if self.number != 0 {
-                return Ok(Kind::BigInt(Cow::Borrowed(utf8(p).unwrap_or("0"))));
-            }
-            let tp = ffi::Py_TYPE(p);
-            if tp == addr_of_mut!(ffi::PyUnicode_Type) {
-                match utf8(p) {
-                    Some(s) => Ok(Kind::Str(Cow::Borrowed(s))),
+            match self.tag {
+                T_STR => match utf8(p) {
+                    Some(s) => Ok(Kind::Str(s)),
                     None => Err(self.unexpected()),
+                },
+                T_INT => {
+                    let mut overflow: c_int = 0;
+                    let v = ffi::PyLong_AsLongLongAndOverflow(p, &mut overflow);
+                    if overflow == 0 {
+                        Ok(Kind::Int(v))
+                    } else {
+                        self.big_int()
+                    }
                 }
-            } else if tp == addr_of_mut!(ffi::PyLong_Type) {
-                let mut overflow: c_int = 0;
-                let v = ffi::PyLong_AsLongLongAndOverflow(p, &mut overflow);
-                if overflow == 0 {
-                    Ok(Kind::Int(v))
-                } else {
-                    self.big_int()
-                }
-            } else if tp == addr_of_mut!(ffi::PyDict_Type) {
-                Ok(Kind::Object)
-            } else if tp == addr_of_mut!(ffi::PyList_Type) || tp == addr_of_mut!(ffi::PyTuple_Type) {
-                Ok(Kind::Array)
-            } else if tp == addr_of_mut!(ffi::PyFloat_Type) {
-                Ok(Kind::Float(ffi::PyFloat_AS_DOUBLE(p)))
-            } else if tp == addr_of_mut!(ffi::PyBool_Type) {
-                Ok(Kind::Bool(p == ffi::Py_True()))
-            } else if p == ffi::Py_None() {
-                Ok(Kind::Null)
-            } else {
-                self.kind_subclass()
+                T_DICT => Ok(Kind::Object),
+                T_LIST | T_TUPLE => Ok(Kind::Array),
+                T_FLOAT => Ok(Kind::Float(ffi::PyFloat_AS_DOUBLE(p))),
+                T_BOOL => Ok(Kind::Bool(p == ffi::Py_True())),
+                T_NONE => Ok(Kind::Null),
+                T_NUMBER => Ok(Kind::BigInt(utf8(p).unwrap_or("0"))),
+                _ => self.kind_subclass(),
             }
         }
     }
 
     #[inline]
     fn array_len(&self) -> usize {
-        if self.number != 0 {
-            0
-        } else {
-            self.seq_len()
-        }
+        self.seq_len()
     }
 
     fn array_items(&self) -> impl Iterator<Item = Result<Self, EncErr>> + '_ {
         let n = self.array_len();
-        let list = unsafe { ffi::PyList_Check(self.ptr) != 0 };
+        let list = self.tag == T_LIST || unsafe { self.tag == T_SUBCLASS && ffi::PyList_Check(self.ptr) != 0 };
         (0..n).map(move |i| {
             // The walk runs no Python code, so the length cannot change.
             let item = unsafe {
@@ -824,7 +870,7 @@ fn dumps<'py>(
         }
     }
     let default = default.filter(|d| !d.is_none());
-    let mut ctx = Ctx { py, default, sort_keys, converted: HashMap::new(), dicts_converted: false, checked: false };
+    let mut ctx = Ctx { py, default, sort_keys, converted: HashMap::new(), dicts_converted: false, checked: false, big_digits: Default::default() };
     if sort_keys {
         ctx.check(obj, 0).map_err(|e| e.into_pyerr(py))?;
         ctx.checked = true;
@@ -844,7 +890,7 @@ fn dumps<'py>(
             // second walk.
             let walked = {
                 let ctx = &ctx;
-                PyVal { ptr, ctx, number: 0 }.child(ptr).and_then(|root| encode_into(&root, &opts, out))
+                PyVal { ptr, ctx, tag: T_NONE }.child(ptr).and_then(|root| encode_into(&root, &opts, out))
             };
             match walked {
                 Err(EncErr::NeedsCheck) if !ctx.checked => {

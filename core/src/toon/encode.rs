@@ -105,8 +105,10 @@ impl Default for EncodeOptions {
 }
 
 /// What a value is, as the encoder sees it. Strings (and big integer digits)
-/// are borrowed from the value when it can, owned when it must convert.
-#[derive(Debug, Clone, PartialEq)]
+/// are borrowed from the value; a binding that must convert keeps the
+/// converted text alive for the walk. (Borrowed only, so a `Kind` has no
+/// drop glue: it is made and dropped once per value written.)
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Kind<'a> {
     Null,
     Bool(bool),
@@ -116,14 +118,14 @@ pub enum Kind<'a> {
     Float(f64),
     /// An integer beyond 64 bits as its decimal digits (with a leading `-`
     /// when negative), written as is, unquoted.
-    BigInt(Cow<'a, str>),
-    Str(Cow<'a, str>),
+    BigInt(&'a str),
+    Str(&'a str),
     /// Pre-formatted text written verbatim at a primitive position (the
     /// reference's `rawString`, typically returned by a replacer). It counts
     /// as a primitive for every array and table check. The reference rejects
     /// one holding a line that starts with `#` when it is made; a binding
     /// that offers it checks that.
-    Raw(Cow<'a, str>),
+    Raw(&'a str),
     Array,
     Object,
 }
@@ -211,7 +213,7 @@ impl<'a> EncodeValue<'a> for &'a serde_json::Value {
                     Kind::Float(n.as_f64().unwrap_or(f64::NAN))
                 }
             }
-            Value::String(s) => Kind::Str(Cow::Borrowed(s.as_str())),
+            Value::String(s) => Kind::Str(s.as_str()),
             Value::Array(_) => Kind::Array,
             Value::Object(_) => Kind::Object,
         })
@@ -1232,7 +1234,7 @@ impl Writer<'_> {
             }
             Kind::Str(s) if s.starts_with('\u{feff}') => {
                 // A leading BOM would be stripped by decoders: always quote.
-                push_quoted(self.out, &s);
+                push_quoted(self.out, s);
                 Ok(())
             }
             kind => Ok(self.primitive(&kind)?),
@@ -1865,7 +1867,7 @@ mod tests {
         type Error = Error;
         fn kind(&self) -> Result<Kind<'_>> {
             match self.0.as_str().and_then(|s| s.strip_prefix("raw:")) {
-                Some(raw) => Ok(Kind::Raw(Cow::Borrowed(raw))),
+                Some(raw) => Ok(Kind::Raw(raw)),
                 None => (&self.0).kind(),
             }
         }
@@ -1915,10 +1917,7 @@ mod tests {
             if self.1.get() > self.2 && self.0.is_string() {
                 return Ok(Kind::Object);
             }
-            (&self.0).kind().map(|k| match k {
-                Kind::Str(s) => Kind::Str(Cow::Owned(s.into_owned())),
-                k => k,
-            })
+            (&self.0).kind()
         }
         fn array_len(&self) -> usize {
             self.0.as_array().map_or(0, Vec::len)
