@@ -21,7 +21,6 @@ use polywire::toon::decode::{decode_with, DecodeOptions, ExpandPaths};
 use polywire::toon::encode::{encode_into, EncodeOptions, EncodeValue, Kind, KeyFolding, MAX_DEPTH};
 use polywire::toon::Delimiter;
 use polywire::{Error, Format};
-use std::borrow::Cow;
 use std::vec::Drain;
 
 // ---------------------------------------------------------------- arena
@@ -652,8 +651,8 @@ impl<'a> EncodeValue<'a> for ArenaVal<'a> {
         }
     }
 
-    fn object_entries(&self) -> impl Iterator<Item = polywire::Result<(Cow<'a, str>, Self)>> + '_ {
-        self.entries().iter().map(|&(k, v)| Ok((Cow::Borrowed(self.key(k)), self.at(v))))
+    fn object_entries(&self) -> impl Iterator<Item = polywire::Result<(&'a str, Self)>> + '_ {
+        self.entries().iter().map(|&(k, v)| Ok((self.key(k), self.at(v))))
     }
 
     fn object_get(&self, key: &str) -> polywire::Result<Option<Self>> {

@@ -30,7 +30,6 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyList, PyString, PyTuple};
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::os::raw::c_int;
 use std::ptr::addr_of_mut;
@@ -753,7 +752,7 @@ impl<'a, 'py> EncodeValue<'a> for PyVal<'a, 'py> {
         }
     }
 
-    fn object_entries(&self) -> impl Iterator<Item = Result<(Cow<'a, str>, Self), EncErr>> + '_ {
+    fn object_entries(&self) -> impl Iterator<Item = Result<(&'a str, Self), EncErr>> + '_ {
         // No Python code runs during the walk, so the dict cannot change.
         let dict = if self.is_dict() { Some(unsafe { DictIter::new(self.ptr) }) } else { None };
         Entries { dict, of: self }
@@ -811,7 +810,7 @@ struct Entries<'v, 'a, 'py> {
 }
 
 impl<'v, 'a, 'py> Iterator for Entries<'v, 'a, 'py> {
-    type Item = Result<(Cow<'a, str>, PyVal<'a, 'py>), EncErr>;
+    type Item = Result<(&'a str, PyVal<'a, 'py>), EncErr>;
 
     #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
@@ -819,7 +818,7 @@ impl<'v, 'a, 'py> Iterator for Entries<'v, 'a, 'py> {
         let Some(k) = (unsafe { key_str(key) }) else {
             return Some(Err(self.of.unexpected()));
         };
-        Some(self.of.child(value).map(|v| (Cow::Borrowed(k), v)))
+        Some(self.of.child(value).map(|v| (k, v)))
     }
 }
 

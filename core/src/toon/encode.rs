@@ -51,7 +51,6 @@
 //! [`MAX_INDENT`]) and `TOON_VALUE_CHANGED` (a value changed between the
 //! encoder's walks; impossible for `serde_json::Value`).
 
-use std::borrow::Cow;
 use std::collections::HashSet;
 
 use super::Delimiter;
@@ -175,7 +174,7 @@ pub trait EncodeValue<'k>: Clone {
     /// The entries of an object in insertion order (nothing for a
     /// non-object). Keys must be distinct. The encoder itself moves keys
     /// that are array indices first, as a JavaScript object orders them.
-    fn object_entries(&self) -> impl Iterator<Item = Result<(Cow<'k, str>, Self), Self::Error>> + '_;
+    fn object_entries(&self) -> impl Iterator<Item = Result<(&'k str, Self), Self::Error>> + '_;
 
     /// The value of the entry with this key, if any (for tabular rows whose
     /// keys come in another order than the first row's).
@@ -187,7 +186,7 @@ pub trait EncodeValue<'k>: Clone {
     fn object_has_index_key(&self) -> Result<bool, Self::Error> {
         for entry in self.object_entries() {
             let (k, _) = entry?;
-            if array_index(&k).is_some() {
+            if array_index(k).is_some() {
                 return Ok(true);
             }
         }
@@ -237,11 +236,11 @@ impl<'a> EncodeValue<'a> for &'a serde_json::Value {
         self.as_object().map_or(0, serde_json::Map::len)
     }
 
-    fn object_entries(&self) -> impl Iterator<Item = Result<(Cow<'a, str>, Self)>> + '_ {
+    fn object_entries(&self) -> impl Iterator<Item = Result<(&'a str, Self)>> + '_ {
         let map: Option<&'a serde_json::Map<String, serde_json::Value>> = self.as_object();
         map.into_iter()
             .flat_map(|m| m.iter())
-            .map(|(k, v)| Ok((Cow::Borrowed(k.as_str()), v)))
+            .map(|(k, v)| Ok((k.as_str(), v)))
     }
 
     #[inline]
@@ -619,7 +618,7 @@ fn enter<E: From<Error>>(nest: usize) -> Result<(), E> {
 /// empty) whose leaves are written in place of the object.
 #[derive(Debug)]
 struct Field<'k> {
-    name: Cow<'k, str>,
+    name: &'k str,
     children: Vec<Field<'k>>,
 }
 
@@ -634,19 +633,19 @@ fn for_each_entry<'k, V: EncodeValue<'k>>(
         // Stable: non-index keys keep their relative order after the indices.
         entries.sort_by_key(|(k, _)| array_index(k).map_or(u64::MAX, u64::from));
         for (i, (k, v)) in entries.into_iter().enumerate() {
-            f(i, &k, v)?;
+            f(i, k, v)?;
         }
     } else {
         for (i, entry) in obj.object_entries().enumerate() {
             let (k, v) = entry?;
-            f(i, &k, v)?;
+            f(i, k, v)?;
         }
     }
     Ok(())
 }
 
 /// One item of [`EncodeValue::object_entries`].
-type Entry<'a, V> = Result<(Cow<'a, str>, V), <V as EncodeValue<'a>>::Error>;
+type Entry<'a, V> = Result<(&'a str, V), <V as EncodeValue<'a>>::Error>;
 
 /// The value of field `name` in `row`: the row's next entry when its key
 /// matches (rows usually share the first row's key order), else a lookup.
@@ -701,7 +700,7 @@ fn tabular_fields<'k, V: EncodeValue<'k>>(rows: &[V], nest: usize) -> Result<Opt
         }
         let mut entries = row.object_entries();
         for (field, column) in fields.iter().zip(columns.iter_mut()) {
-            let Some(v) = field_value(row, entries.next(), &field.name)? else {
+            let Some(v) = field_value(row, entries.next(), field.name)? else {
                 return Ok(None);
             };
             let this = match v.kind()? {
@@ -722,7 +721,7 @@ fn tabular_fields<'k, V: EncodeValue<'k>>(rows: &[V], nest: usize) -> Result<Opt
         }
         let mut values = Vec::with_capacity(rows.len());
         for row in rows {
-            values.push(row.object_get(&field.name)?.ok_or_else(value_changed)?);
+            values.push(row.object_get(field.name)?.ok_or_else(value_changed)?);
         }
         match tabular_fields(&values, nest + 1)? {
             Some(children) => field.children = children,
@@ -744,7 +743,7 @@ fn flat_fields<'k, V: EncodeValue<'k>>(first: &V, nest: usize) -> Result<Option<
     let mut fields: Vec<Field<'k>> = Vec::with_capacity(first.object_len());
     for entry in first.object_entries() {
         let (k, v) = entry?;
-        if is_index_key(&k) {
+        if is_index_key(k) {
             return Ok(None);
         }
         let children = match v.kind()? {
@@ -889,24 +888,21 @@ struct Writer<'o> {
 }
 
 /// The identity of header fields: per field in preorder, the address and
-/// length of its name and its number of children; `None` when a name is
-/// owned. A borrowed name is text that stays in place, unchanged, for the
-/// whole walk, so equal addresses and lengths mean equal names.
-fn fields_signature(fields: &[Field<'_>], sig: &mut Vec<usize>) -> Option<()> {
+/// length of its name and its number of children. Names are borrowed text
+/// that stays in place, unchanged, for the whole walk, so equal addresses
+/// and lengths mean equal names.
+fn fields_signature(fields: &[Field<'_>], sig: &mut Vec<usize>) {
     for f in fields {
-        let Cow::Borrowed(name) = f.name else { return None };
-        sig.extend_from_slice(&[name.as_ptr() as usize, name.len(), f.children.len()]);
-        fields_signature(&f.children, sig)?;
+        sig.extend_from_slice(&[f.name.as_ptr() as usize, f.name.len(), f.children.len()]);
+        fields_signature(&f.children, sig);
     }
-    Some(())
 }
 
 /// Whether `fields` have the signature `sig` from `*at` on (advanced past it).
 fn signature_matches(fields: &[Field<'_>], sig: &[usize], at: &mut usize) -> bool {
     for f in fields {
-        let Cow::Borrowed(name) = f.name else { return false };
         match sig.get(*at..*at + 3) {
-            Some(&[p, n, c]) if p == name.as_ptr() as usize && n == name.len() && c == f.children.len() => {}
+            Some(&[p, n, c]) if p == f.name.as_ptr() as usize && n == f.name.len() && c == f.children.len() => {}
             _ => return false,
         }
         *at += 3;
@@ -947,7 +943,7 @@ fn dotted_keys<'k, V: EncodeValue<'k>>(obj: &V) -> Result<Option<HashSet<String>
     for entry in obj.object_entries() {
         let (k, _) = entry?;
         if k.contains('.') {
-            set.get_or_insert_with(HashSet::new).insert(k.into_owned());
+            set.get_or_insert_with(HashSet::new).insert(k.to_owned());
         }
     }
     Ok(set)
@@ -1045,12 +1041,9 @@ impl Writer<'_> {
         let start = self.out.len();
         self.field_list(fields);
         self.fields_sig.clear();
-        if fields_signature(fields, &mut self.fields_sig).is_some() {
-            self.fields_text.clear();
-            self.fields_text.push_str(&self.out[start..]);
-        } else {
-            self.fields_sig.clear();
-        }
+        fields_signature(fields, &mut self.fields_sig);
+        self.fields_text.clear();
+        self.fields_text.push_str(&self.out[start..]);
     }
 
     fn field_list(&mut self, fields: &[Field<'_>]) {
@@ -1059,7 +1052,7 @@ impl Writer<'_> {
             if i > 0 {
                 self.out.push(self.delim_byte as char);
             }
-            self.key(&f.name);
+            self.key(f.name);
             if !f.children.is_empty() {
                 self.field_list(&f.children);
             }
@@ -1091,7 +1084,7 @@ impl Writer<'_> {
     fn row_cells<'k, V: EncodeValue<'k>>(&mut self, row: &V, fields: &[Field<'_>], first: &mut bool) -> Result<(), V::Error> {
         let mut entries = row.object_entries();
         for field in fields {
-            let v = field_value(row, entries.next(), &field.name)?.ok_or_else(value_changed)?;
+            let v = field_value(row, entries.next(), field.name)?.ok_or_else(value_changed)?;
             if field.children.is_empty() {
                 if !*first {
                     self.out.push(self.delim_byte as char);
@@ -1176,7 +1169,7 @@ impl Writer<'_> {
         }
         let mut entries = row.object_entries();
         for field in fields {
-            let Some(v) = field_value(row, entries.next(), &field.name)? else {
+            let Some(v) = field_value(row, entries.next(), field.name)? else {
                 return Ok(false);
             };
             if field.children.is_empty() {
@@ -1271,11 +1264,11 @@ impl Writer<'_> {
         }
         for (i, entry) in obj.object_entries().enumerate() {
             let (k, v) = entry?;
-            if is_index_key(&k) {
+            if is_index_key(k) {
                 self.restart = true;
                 return Err(Error::new(Format::Toon, "TOON_RESTART", "the walk starts over").into());
             }
-            f(self, i, &k, v)?;
+            f(self, i, k, v)?;
         }
         Ok(())
     }
@@ -1375,11 +1368,11 @@ impl Writer<'_> {
                     break;
                 };
                 let (nk, nv) = entry?;
-                if !is_identifier_segment(&nk) {
+                if !is_identifier_segment(nk) {
                     return Ok(false);
                 }
                 folded.push('.');
-                folded.push_str(&nk);
+                folded.push_str(nk);
                 nv
             };
             cur = next;
@@ -1880,8 +1873,8 @@ mod tests {
         fn object_len(&self) -> usize {
             (&self.0).object_len()
         }
-        fn object_entries(&self) -> impl Iterator<Item = Result<(Cow<'a, str>, Self)>> + '_ {
-            self.0.as_object().into_iter().flatten().map(|(k, v)| Ok((Cow::Borrowed(k.as_str()), Rawish(v))))
+        fn object_entries(&self) -> impl Iterator<Item = Result<(&'a str, Self)>> + '_ {
+            self.0.as_object().into_iter().flatten().map(|(k, v)| Ok((k.as_str(), Rawish(v))))
         }
         fn object_get(&self, key: &str) -> Result<Option<Self>> {
             Ok(self.0.get(key).map(Rawish))
@@ -1928,12 +1921,12 @@ mod tests {
         fn object_len(&self) -> usize {
             self.0.as_object().map_or(0, serde_json::Map::len)
         }
-        fn object_entries(&self) -> impl Iterator<Item = Result<(Cow<'a, str>, Self)>> + '_ {
+        fn object_entries(&self) -> impl Iterator<Item = Result<(&'a str, Self)>> + '_ {
             self.0
                 .as_object()
                 .into_iter()
                 .flatten()
-                .map(|(k, v)| Ok((Cow::Borrowed(k.as_str()), Shifty(v, self.1, self.2))))
+                .map(|(k, v)| Ok((k.as_str(), Shifty(v, self.1, self.2))))
         }
         fn object_get(&self, key: &str) -> Result<Option<Self>> {
             Ok(self.0.get(key).map(|v| Shifty(v, self.1, self.2)))
