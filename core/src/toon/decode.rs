@@ -139,6 +139,10 @@ pub fn decode_with<B: Builder>(text: &str, opts: &DecodeOptions, b: &mut B) -> R
 }
 
 fn decoder<'a, V, K>(text: &'a str, opts: &DecodeOptions) -> Decoder<'a, V, K> {
+    // The work stacks start with room for a typical document (about a line
+    // per 20 bytes, at most 64 values deep): growing them from empty cost
+    // a few percent of decoding a small one.
+    let room = (text.len() / 20).clamp(4, 64);
     Decoder {
         text,
         strict: opts.strict,
@@ -152,15 +156,15 @@ fn decoder<'a, V, K>(text: &'a str, opts: &DecodeOptions) -> Decoder<'a, V, K> {
             indent: opts.indent,
             strict: opts.strict,
         },
-        values: Vec::new(),
-        entries: Vec::new(),
-        pending: Vec::new(),
+        values: Vec::with_capacity(room),
+        entries: Vec::with_capacity(room),
+        pending: Vec::with_capacity(room),
         scratch: String::new(),
-        cells: Vec::new(),
+        cells: Vec::with_capacity(room),
         fields: FieldList::default(),
         field_keys: Vec::new(),
         keys_generation: 0,
-        seen: SeenKeys { stack: Vec::new(), owned: Vec::new(), big: HashSet::new(), next_id: 0 },
+        seen: SeenKeys { stack: Vec::with_capacity(room), owned: Vec::new(), big: HashSet::new(), next_id: 0 },
         max_depth: MAX_DEPTH,
     }
 }
