@@ -124,7 +124,8 @@ fn format_number(f: f64) -> String {
 /// An error of the walk: a Python exception or a core error; or, in the
 /// first walk before any check, a value that needs the check pass.
 enum EncErr {
-    Py(PyErr),
+    /// Boxed: the walk's results stay small (a `PyErr` is several words).
+    Py(Box<PyErr>),
     Codec(Error),
     NeedsCheck,
 }
@@ -136,15 +137,16 @@ impl From<Error> for EncErr {
 }
 
 impl From<PyErr> for EncErr {
+    #[cold]
     fn from(e: PyErr) -> Self {
-        EncErr::Py(e)
+        EncErr::Py(Box::new(e))
     }
 }
 
 impl EncErr {
     fn into_pyerr(self, py: Python<'_>) -> PyErr {
         match self {
-            EncErr::Py(e) => e,
+            EncErr::Py(e) => *e,
             EncErr::Codec(e) => to_pyerr_as(py, py.get_type::<ToonEncodeError>(), e),
             EncErr::NeedsCheck => value_changed_error(),
         }
@@ -218,7 +220,7 @@ enum CheckErr {
 
 impl From<PyErr> for CheckErr {
     fn from(e: PyErr) -> Self {
-        CheckErr::Plain(EncErr::Py(e))
+        CheckErr::Plain(EncErr::Py(Box::new(e)))
     }
 }
 
@@ -515,66 +517,14 @@ impl<'py> Ctx<'py> {
     }
 }
 
-/// A borrowed pointer into the checked value, walked by the core encoder,
-/// with its type found once (when the handle is made) as a `T_*` tag.
+/// A borrowed pointer into the checked value, walked by the core encoder.
+/// (Two words, so that handles and the walk's results built from them move
+/// in registers.) A value converted to a number (a `Decimal`) keeps the
+/// original's pointer: [`PyVal::kind`] finds its text among the conversions.
 #[derive(Clone, Copy)]
 struct PyVal<'a, 'py> {
     ptr: *mut ffi::PyObject,
     ctx: &'a Ctx<'py>,
-    /// A `T_*` tag. (A usize rather than a byte: copies of a struct ending
-    /// in a lone byte stalled on store forwarding in the hot iterator.)
-    tag: usize,
-}
-
-// `PyVal` tags: the exact built-in types, a `str` written verbatim as a
-// number (a converted Decimal), and subclasses walked as their base type.
-const T_STR: usize = 0;
-const T_INT: usize = 1;
-const T_FLOAT: usize = 2;
-const T_BOOL: usize = 3;
-const T_NONE: usize = 4;
-const T_LIST: usize = 5;
-const T_TUPLE: usize = 6;
-const T_DICT: usize = 7;
-const T_NUMBER: usize = 8;
-const T_SUBCLASS: usize = 9;
-/// Not walkable as it is: converted (or the check pass is needed).
-const T_CONVERT: usize = 10;
-
-/// The tag of an object met in the walk.
-#[inline(always)]
-fn tag_of(p: *mut ffi::PyObject) -> usize {
-    unsafe {
-        let tp = ffi::Py_TYPE(p);
-        if tp == addr_of_mut!(ffi::PyUnicode_Type) {
-            T_STR
-        } else if tp == addr_of_mut!(ffi::PyLong_Type) {
-            T_INT
-        } else if tp == addr_of_mut!(ffi::PyDict_Type) {
-            T_DICT
-        } else if tp == addr_of_mut!(ffi::PyList_Type) {
-            T_LIST
-        } else if tp == addr_of_mut!(ffi::PyFloat_Type) {
-            T_FLOAT
-        } else if tp == addr_of_mut!(ffi::PyBool_Type) {
-            T_BOOL
-        } else if p == ffi::Py_None() {
-            T_NONE
-        } else if tp == addr_of_mut!(ffi::PyTuple_Type) {
-            T_TUPLE
-        } else {
-            tag_of_subclass(p)
-        }
-    }
-}
-
-#[cold]
-#[inline(never)]
-fn tag_of_subclass(p: *mut ffi::PyObject) -> usize {
-    match model_of_subclass(p) {
-        Model::Scalar | Model::Str | Model::Seq => T_SUBCLASS,
-        _ => T_CONVERT,
-    }
 }
 
 #[cold]
@@ -593,10 +543,10 @@ impl<'a, 'py> PyVal<'a, 'py> {
     #[inline(always)]
     fn child(&self, p: *mut ffi::PyObject) -> Result<Self, EncErr> {
         let ctx = self.ctx;
-        match tag_of(p) {
-            T_CONVERT => self.converted(p),
-            T_DICT if ctx.dicts_converted => self.converted(p),
-            tag => Ok(PyVal { ptr: p, ctx, tag }),
+        match model_of(p) {
+            Model::Scalar | Model::Str | Model::Seq => Ok(PyVal { ptr: p, ctx }),
+            Model::Dict if !ctx.dicts_converted => Ok(PyVal { ptr: p, ctx }),
+            _ => self.converted(p),
         }
     }
 
@@ -606,15 +556,9 @@ impl<'a, 'py> PyVal<'a, 'py> {
             return Err(EncErr::NeedsCheck);
         }
         match self.ctx.converted.get(&(p as usize)) {
-            Some(c) => {
-                let ptr = c.value.as_ptr();
-                let tag = if c.number { T_NUMBER } else { tag_of(ptr) };
-                if tag == T_CONVERT {
-                    return Err(self.unexpected());
-                }
-                Ok(PyVal { ptr, ctx: self.ctx, tag })
-            }
-            None if tag_of(p) == T_DICT => Ok(PyVal { ptr: p, ctx: self.ctx, tag: T_DICT }),
+            Some(c) if c.number => Ok(PyVal { ptr: p, ctx: self.ctx }),
+            Some(c) => Ok(PyVal { ptr: c.value.as_ptr(), ctx: self.ctx }),
+            None if model_of(p) == Model::Dict => Ok(PyVal { ptr: p, ctx: self.ctx }),
             None => Err(self.unexpected()),
         }
     }
@@ -649,9 +593,17 @@ impl<'a, 'py> PyVal<'a, 'py> {
         }
     }
 
+    /// The kind of a value that is no exact built-in: a number conversion
+    /// (its text), or a subclass walked as its base type.
     #[cold]
-    fn kind_subclass(&self) -> Result<Kind<'_>, EncErr> {
+    #[inline(never)]
+    fn kind_other(&self) -> Result<Kind<'_>, EncErr> {
         let p = self.ptr;
+        if self.ctx.checked {
+            if let Some(c) = self.ctx.converted.get(&(p as usize)).filter(|c| c.number) {
+                return Ok(Kind::BigInt(unsafe { utf8(c.value.as_ptr()) }.unwrap_or("0")));
+            }
+        }
         unsafe {
             if ffi::PyUnicode_Check(p) != 0 {
                 return utf8(p).map(Kind::Str).ok_or_else(|| self.unexpected());
@@ -674,19 +626,34 @@ impl<'a, 'py> PyVal<'a, 'py> {
     #[inline]
     fn seq_len(&self) -> usize {
         unsafe {
-            match self.tag {
-                T_LIST => ffi::PyList_GET_SIZE(self.ptr) as usize,
-                T_TUPLE => ffi::PyTuple_GET_SIZE(self.ptr) as usize,
-                T_SUBCLASS if ffi::PyList_Check(self.ptr) != 0 => ffi::PyList_GET_SIZE(self.ptr) as usize,
-                T_SUBCLASS if ffi::PyTuple_Check(self.ptr) != 0 => ffi::PyTuple_GET_SIZE(self.ptr) as usize,
-                _ => 0,
+            let tp = ffi::Py_TYPE(self.ptr);
+            if tp == addr_of_mut!(ffi::PyList_Type) {
+                ffi::PyList_GET_SIZE(self.ptr) as usize
+            } else if tp == addr_of_mut!(ffi::PyTuple_Type) {
+                ffi::PyTuple_GET_SIZE(self.ptr) as usize
+            } else {
+                self.seq_len_other()
             }
         }
     }
 
+    #[cold]
+    fn seq_len_other(&self) -> usize {
+        unsafe {
+            if ffi::PyList_Check(self.ptr) != 0 {
+                ffi::PyList_GET_SIZE(self.ptr) as usize
+            } else if ffi::PyTuple_Check(self.ptr) != 0 {
+                ffi::PyTuple_GET_SIZE(self.ptr) as usize
+            } else {
+                0
+            }
+        }
+    }
+
+    /// Only exact dicts are walked as objects (subclasses are converted).
     #[inline]
     fn is_dict(&self) -> bool {
-        self.tag == T_DICT
+        unsafe { ffi::Py_TYPE(self.ptr) == addr_of_mut!(ffi::PyDict_Type) }
     }
 }
 
@@ -697,27 +664,32 @@ impl<'a, 'py> EncodeValue<'a> for PyVal<'a, 'py> {
     fn kind(&self) -> Result<Kind<'_>, EncErr> {
         let p = self.ptr;
         unsafe {
-            match self.tag {
-                T_STR => match utf8(p) {
+            let tp = ffi::Py_TYPE(p);
+            if tp == addr_of_mut!(ffi::PyUnicode_Type) {
+                match utf8(p) {
                     Some(s) => Ok(Kind::Str(s)),
                     None => Err(self.unexpected()),
-                },
-                T_INT => {
-                    let mut overflow: c_int = 0;
-                    let v = ffi::PyLong_AsLongLongAndOverflow(p, &mut overflow);
-                    if overflow == 0 {
-                        Ok(Kind::Int(v))
-                    } else {
-                        self.big_int()
-                    }
                 }
-                T_DICT => Ok(Kind::Object),
-                T_LIST | T_TUPLE => Ok(Kind::Array),
-                T_FLOAT => Ok(Kind::Float(ffi::PyFloat_AS_DOUBLE(p))),
-                T_BOOL => Ok(Kind::Bool(p == ffi::Py_True())),
-                T_NONE => Ok(Kind::Null),
-                T_NUMBER => Ok(Kind::BigInt(utf8(p).unwrap_or("0"))),
-                _ => self.kind_subclass(),
+            } else if tp == addr_of_mut!(ffi::PyLong_Type) {
+                let mut overflow: c_int = 0;
+                let v = ffi::PyLong_AsLongLongAndOverflow(p, &mut overflow);
+                if overflow == 0 {
+                    Ok(Kind::Int(v))
+                } else {
+                    self.big_int()
+                }
+            } else if tp == addr_of_mut!(ffi::PyDict_Type) {
+                Ok(Kind::Object)
+            } else if tp == addr_of_mut!(ffi::PyList_Type) || tp == addr_of_mut!(ffi::PyTuple_Type) {
+                Ok(Kind::Array)
+            } else if tp == addr_of_mut!(ffi::PyFloat_Type) {
+                Ok(Kind::Float(ffi::PyFloat_AS_DOUBLE(p)))
+            } else if tp == addr_of_mut!(ffi::PyBool_Type) {
+                Ok(Kind::Bool(p == ffi::Py_True()))
+            } else if p == ffi::Py_None() {
+                Ok(Kind::Null)
+            } else {
+                self.kind_other()
             }
         }
     }
@@ -729,7 +701,7 @@ impl<'a, 'py> EncodeValue<'a> for PyVal<'a, 'py> {
 
     fn array_items(&self) -> impl Iterator<Item = Result<Self, EncErr>> + '_ {
         let n = self.array_len();
-        let list = self.tag == T_LIST || unsafe { self.tag == T_SUBCLASS && ffi::PyList_Check(self.ptr) != 0 };
+        let list = unsafe { ffi::PyList_Check(self.ptr) != 0 };
         (0..n).map(move |i| {
             // The walk runs no Python code, so the length cannot change.
             let item = unsafe {
@@ -889,7 +861,7 @@ fn dumps<'py>(
             // second walk.
             let walked = {
                 let ctx = &ctx;
-                PyVal { ptr, ctx, tag: T_NONE }.child(ptr).and_then(|root| encode_into(&root, &opts, out))
+                PyVal { ptr, ctx }.child(ptr).and_then(|root| encode_into(&root, &opts, out))
             };
             match walked {
                 Err(EncErr::NeedsCheck) if !ctx.checked => {
