@@ -257,7 +257,7 @@ impl FrameDecoder {
                 match kado::parse_payload(&frame.payload, base, &mut PyBuilder::new(py)) {
                     Ok(v) => v,
                     Err(pyjson::BuildError::Codec(e)) => return self.fail_after(py, out, e),
-                    Err(pyjson::BuildError::Py(e)) => return Err(e),
+                    Err(pyjson::BuildError::Py(e)) => return Err(*e),
                 }
             };
             out.append(message_dict(py, &frame.header, payload)?)?;

@@ -297,7 +297,9 @@ unsafe fn write_key(out: &mut Vec<u8>, key: *mut ffi::PyObject, py: Python<'_>) 
 /// Error type for building: a Python exception raised while creating an
 /// object, or a codec error from the parser.
 pub enum BuildError {
-    Py(PyErr),
+    /// Boxed: every builder call returns a `Result` of this, which then
+    /// fits in registers (a `PyErr` is several words).
+    Py(Box<PyErr>),
     Codec(polywire::Error),
 }
 
@@ -308,15 +310,16 @@ impl From<polywire::Error> for BuildError {
 }
 
 impl From<PyErr> for BuildError {
+    #[cold]
     fn from(e: PyErr) -> Self {
-        BuildError::Py(e)
+        BuildError::Py(Box::new(e))
     }
 }
 
 impl BuildError {
     pub fn into_pyerr(self, py: Python<'_>) -> PyErr {
         match self {
-            BuildError::Py(e) => e,
+            BuildError::Py(e) => *e,
             BuildError::Codec(e) => crate::errors::to_pyerr(py, e),
         }
     }
@@ -412,7 +415,7 @@ impl<'py> Builder for PyBuilder<'py> {
     }
     #[inline]
     fn int(&mut self, i: i64) -> Result<Self::Value, BuildError> {
-        Ok(i.into_pyobject(self.py).map_err(|e| BuildError::Py(e.into()))?.into_any())
+        Ok(i.into_pyobject(self.py).map_err(|e| BuildError::from(PyErr::from(e)))?.into_any())
     }
     fn big_int(&mut self, digits: &str) -> Result<Self::Value, BuildError> {
         Ok(self.py.get_type::<pyo3::types::PyInt>().call1((digits,))?)

@@ -963,7 +963,7 @@ fn source_line(text: &str, line: usize) -> Option<&str> {
 #[cold]
 fn decode_error(py: Python<'_>, e: BuildError, text: Option<&str>, bytes: &[u8]) -> PyErr {
     match e {
-        BuildError::Py(e) => e,
+        BuildError::Py(e) => *e,
         BuildError::Codec(e) => {
             let line = e.line();
             let err = to_pyerr(py, e);
