@@ -94,3 +94,87 @@ test('encode: numbers and escaped strings as the reference writes them', async (
     }
   }
 })
+
+// Arrays of at least 8 objects with the same keys come from Rust as a tape:
+// the keys once, then the cells, each row made by an object literal built
+// for those keys (src/toon.rs `JsonWriter::tape`, toon.js `fromTape`).
+const TAPE_KEYS = ['id', '__proto__', 'constructor', '0', '10', '1', 'é', '😀', 'a"b', 'back\\slash', 'new\nline', 'x.y', 'toString', '']
+
+test('decode: tables of many rows read as the reference reads them', async () => {
+  const ref = await reference()
+  let seed = 5
+  const rnd = () => {
+    seed = (seed * 1103515245 + 12345) >>> 0
+    return seed / 2 ** 32
+  }
+  const pick = (a) => a[Math.floor(rnd() * a.length)]
+  const cell = (d) => {
+    const r = rnd()
+    if (d > 2 || r < 0.6) return pick([1, -2.5, 0, 'text', '', 'a,b', 'é😀', '\u{F0000}', null, true, false, 1e21])
+    if (r < 0.75) return { k: cell(d + 1), [pick(TAPE_KEYS)]: cell(d + 1) }
+    if (r < 0.9) return rows(d + 1)
+    return [cell(d + 1), cell(d + 1)]
+  }
+  const rows = (d) => {
+    const keys = [...new Set(Array.from({ length: 1 + Math.floor(rnd() * 4) }, () => pick(TAPE_KEYS)))]
+    const n = pick([1, 7, 8, 9, 20])
+    return Array.from({ length: n }, () => {
+      const o = {}
+      for (const k of keys) Object.defineProperty(o, k, { value: cell(d), enumerable: true, writable: true, configurable: true })
+      return o
+    })
+  }
+  let tapes = 0
+  for (let i = 0; i < 300; i++) {
+    const value = pick([() => rows(0), () => ({ list: rows(0), n: 1 }), () => ({ a: { b: rows(0) }, c: [rows(0), 2] })])()
+    const text = ref.encode(value)
+    for (const options of [{}, { strict: false }]) {
+      assertSame(toon.decode(text, options), ref.decode(text, options), text.slice(0, 80))
+    }
+    if (/\[(?:[89]|\d\d+)\]\{/.test(text)) tapes++
+  }
+  assert.ok(tapes > 50, `only ${tapes} documents had a table of 8 rows or more`)
+})
+
+test('decode: tape edge cases (duplicate keys, nested tables, rows that differ)', async () => {
+  const ref = await reference()
+  const rowsOf = (n, f) => Array.from({ length: n }, (_, i) => f(i))
+  const texts = [
+    // duplicate keys in list-item objects (non-strict): the last value, the first position
+    rowsOf(9, (i) => `- a: ${i}\n  b: x\n  a: y${i}`).join('\n'),
+    // the same keys in another order on one row: not a table
+    rowsOf(9, (i) => (i === 4 ? `- b: 1\n  a: 2` : `- a: ${i}\n  b: 2`)).join('\n'),
+    // an empty object among the rows
+    rowsOf(9, (i) => (i === 0 ? '-' : `- a: ${i}`)).join('\n'),
+    // a table of tables, and a table of objects holding tables
+    ref.encode(rowsOf(10, (i) => ({ name: `g${i}`, rows: rowsOf(10, (j) => ({ x: j, y: `${i}` })) }))),
+    ref.encode({ g: rowsOf(8, (i) => ({ inner: { deep: rowsOf(8, (j) => ({ v: i * j })) }, n: i })) }),
+    // lone surrogates in the cells
+    `rows[8]{a,b}:\n${rowsOf(8, (i) => `  \uD800${i},"\uDC00"`).join('\n')}`,
+    // a root table and a key that is an array index
+    `[8]{0,1,__proto__}:\n${rowsOf(8, (i) => `  ${i},y,z`).join('\n')}`,
+  ]
+  for (const text of texts) {
+    for (const options of [{ strict: false }, {}]) {
+      let expected, error
+      try {
+        expected = ref.decode(text, options)
+      } catch (e) {
+        error = e
+      }
+      if (error) {
+        assert.throws(() => toon.decode(text, options), { message: error.message }, text.slice(0, 60))
+      } else {
+        const actual = toon.decode(text, options)
+        assertSame(actual, expected, text.slice(0, 60))
+        if (Array.isArray(actual)) assert.equal(Object.getPrototypeOf(actual[0]), Object.getPrototypeOf(expected[0]))
+      }
+    }
+  }
+})
+
+test('decode: expanded paths in the rows of a long table', () => {
+  const text = `rows[8]{a.b,a.c,d}:\n${Array.from({ length: 8 }, (_, i) => `  ${i},x,${i}`).join('\n')}`
+  const expected = { rows: Array.from({ length: 8 }, (_, i) => ({ a: { b: i, c: 'x' }, d: i })) }
+  assertSame(toon.decode(text, { expandPaths: 'safe' }), expected)
+})

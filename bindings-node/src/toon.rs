@@ -26,7 +26,7 @@ use std::vec::Drain;
 
 // ---------------------------------------------------------------- arena
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Span {
     start: usize,
     len: usize,
@@ -53,7 +53,7 @@ enum Node {
 }
 
 /// An object key: a span of the arena's text or (`src`) of the source text.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Key {
     span: Span,
     src: bool,
@@ -73,7 +73,14 @@ struct Arena {
     /// (`{"<key>": index}`) and the raw texts by index.
     raw_key: Option<String>,
     raws: Vec<String>,
+    /// Arrays (node ids) of at least [`TABLE_ROWS`] objects with the same
+    /// keys, found while decoding (see [`JsonWriter::tape`]).
+    tables: Vec<usize>,
 }
+
+/// Rows from which a uniform array of objects is handed to JavaScript as
+/// a table (keys once, then the cells) rather than as JSON objects.
+const TABLE_ROWS: usize = 8;
 
 #[inline]
 fn slice(s: &str, span: Span) -> &str {
@@ -111,6 +118,23 @@ impl Arena {
         self.text.clear();
         self.raw_key = None;
         self.raws.clear();
+        self.tables.clear();
+    }
+
+    /// Whether `items` (node ids) are objects with the same keys in the
+    /// same order (at least one).
+    fn is_table(&self, src: &str, items: &[usize]) -> bool {
+        let entries = |id: usize| match self.nodes.get(id) {
+            Some(&Node::Object { start, len, .. }) if len > 0 => self.entries.get(start..start + len),
+            _ => None,
+        };
+        let Some(first) = items.first().and_then(|&id| entries(id)) else { return false };
+        items.iter().all(|&id| {
+            entries(id).is_some_and(|row| {
+                row.len() == first.len()
+                    && row.iter().zip(first).all(|(&(k, _), &(k0, _))| k == k0 || self.key_str(src, k) == self.key_str(src, k0))
+            })
+        })
     }
 }
 
@@ -433,6 +457,66 @@ impl JsonWriter<'_> {
         }
     }
 
+    /// Node `id` as a tape for `toon.js` (`fromTape`), for documents with
+    /// tables (`Arena::tables`): `JSON.parse` pays for every key of every
+    /// object, and in JavaScript an object literal with the table's keys
+    /// built per row costs about half. A value is a tag and its data:
+    /// `0, value` (JSON as [`JsonWriter::value`] writes it, for anything
+    /// without a table in it), `1, n, ...n values` (an array),
+    /// `2, n, ...n times key, value` (an object), `3, [keys], n,
+    /// ...n * keys.len() cells` (a table). `marks` (from [`tape_marks`]):
+    /// 2 for a table, 1 for a container holding one.
+    fn tape(&mut self, id: usize, marks: &[u8]) {
+        let arena = self.arena;
+        let node = arena.nodes.get(id).copied().unwrap_or(Node::Null);
+        match (marks.get(id).copied().unwrap_or(0), node) {
+            (2, Node::Array { start, len }) => {
+                let rows = arena.items.get(start..start + len).unwrap_or_default();
+                let entries = |row: usize| match arena.nodes.get(row) {
+                    Some(&Node::Object { start, len, .. }) => arena.entries.get(start..start + len).unwrap_or_default(),
+                    _ => &[],
+                };
+                self.out.extend_from_slice(b"3,[");
+                for (i, &(k, _)) in rows.first().map_or(&[][..], |&r| entries(r)).iter().enumerate() {
+                    if i > 0 {
+                        self.out.push(b',');
+                    }
+                    self.key(k);
+                }
+                self.out.extend_from_slice(b"],");
+                json::write_u64(self.out, len as u64);
+                for &row in rows {
+                    for &(_, v) in entries(row) {
+                        self.out.push(b',');
+                        self.value(v);
+                    }
+                }
+            }
+            (1, Node::Array { start, len }) => {
+                self.out.extend_from_slice(b"1,");
+                json::write_u64(self.out, len as u64);
+                for &item in arena.items.get(start..start + len).unwrap_or_default() {
+                    self.out.push(b',');
+                    self.tape(item, marks);
+                }
+            }
+            (1, Node::Object { start, len, .. }) => {
+                self.out.extend_from_slice(b"2,");
+                json::write_u64(self.out, len as u64);
+                for &(k, v) in arena.entries.get(start..start + len).unwrap_or_default() {
+                    self.out.push(b',');
+                    self.key(k);
+                    self.out.push(b',');
+                    self.tape(v, marks);
+                }
+            }
+            _ => {
+                self.out.extend_from_slice(b"0,");
+                self.value(id);
+            }
+        }
+    }
+
     /// Node `id` as the reference's decode events (`startObject`, `key`,
     /// `primitive`, ...), in document order, as JSON objects each followed
     /// by a comma.
@@ -462,6 +546,52 @@ impl JsonWriter<'_> {
                 self.out.extend_from_slice(b"{\"type\":\"primitive\",\"value\":");
                 self.value(id);
                 self.out.extend_from_slice(b"},");
+            }
+        }
+    }
+}
+
+/// For [`JsonWriter::tape`]: 2 for the nodes of `arena.tables` that hold
+/// no other table, 1 for the arrays and objects holding one (children come
+/// before their parents in an arena, so one pass finds them), else 0.
+fn tape_marks(arena: &Arena, marks: &mut Vec<u8>) {
+    marks.clear();
+    marks.resize(arena.nodes.len(), 0);
+    for &t in &arena.tables {
+        if let Some(m) = marks.get_mut(t) {
+            *m = 2;
+        }
+    }
+    for (id, node) in arena.nodes.iter().enumerate() {
+        let holds = match *node {
+            Node::Array { start, len } => {
+                let items = arena.items.get(start..start + len).unwrap_or_default();
+                let marked = |i: usize| marks.get(i).is_some_and(|&m| m != 0);
+                if marks.get(id) == Some(&2) {
+                    // A table's cells are read by position: each must be
+                    // plain JSON (`0`), so one holding a table makes this
+                    // an ordinary array of objects.
+                    let cells = |row: usize| match arena.nodes.get(row) {
+                        Some(&Node::Object { start, len, .. }) => arena.entries.get(start..start + len).unwrap_or_default(),
+                        _ => &[],
+                    };
+                    if items.iter().any(|&row| cells(row).iter().any(|&(_, v)| marked(v))) {
+                        if let Some(m) = marks.get_mut(id) {
+                            *m = 1;
+                        }
+                    }
+                    continue;
+                }
+                items.iter().any(|&i| marked(i))
+            }
+            Node::Object { start, len, .. } => {
+                arena.entries.get(start..start + len).unwrap_or_default().iter().any(|&(_, v)| marks.get(v).is_some_and(|&m| m != 0))
+            }
+            _ => false,
+        };
+        if let Some(m) = marks.get_mut(id) {
+            if holds && *m == 0 {
+                *m = 1;
             }
         }
     }
@@ -540,7 +670,12 @@ impl Builder for Build<'_> {
         let start = self.arena.items.len();
         self.arena.items.extend(items);
         let len = self.arena.items.len() - start;
-        Ok(self.arena.push(Node::Array { start, len }))
+        let table = len >= TABLE_ROWS && self.arena.is_table(self.src, self.arena.items.get(start..).unwrap_or_default());
+        let id = self.arena.push(Node::Array { start, len });
+        if table {
+            self.arena.tables.push(id);
+        }
+        Ok(id)
     }
     fn object(&mut self, entries: Drain<'_, (Key, usize)>) -> polywire::Result<usize> {
         let start = self.arena.entries.len();
@@ -1164,6 +1299,8 @@ struct Scratch {
     /// UTF-16 text on its way in or out.
     wide: Vec<u16>,
     arena: Arena,
+    /// [`tape_marks`] of the arena.
+    marks: Vec<u8>,
 }
 
 thread_local! {
@@ -1179,7 +1316,7 @@ fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
             s.output.clear();
             let r = f(&mut s);
             const KEEP: usize = 8 << 20;
-            if s.input.capacity() > KEEP || s.output.capacity() > KEEP || s.wide.capacity() > KEEP / 2 || s.arena.text.capacity() > KEEP || s.arena.nodes.capacity() > KEEP / 16 {
+            if s.input.capacity() > KEEP || s.output.capacity() > KEEP || s.wide.capacity() > KEEP / 2 || s.arena.text.capacity() > KEEP || s.arena.nodes.capacity() > KEEP / 16 || s.marks.capacity() > KEEP {
                 *s = Scratch::default();
             }
             r
@@ -1271,7 +1408,7 @@ pub fn encode_json<'env>(
 ) -> Result<Unknown<'env>> {
     let opts = encode_options(indent, delimiter, key_folding, flatten_depth)?;
     with_scratch(|s| {
-        let Scratch { input, output, wide, arena } = s;
+        let Scratch { input, output, wide, arena, .. } = s;
         arena.raw_key = raw_key;
         arena.raws = raws.unwrap_or_default();
         let json = unsafe { read_string(env.raw(), json.value().value, input, wide, false)? };
@@ -1298,13 +1435,21 @@ fn decode_options(indent: u32, strict: bool, expand_paths: bool) -> DecodeOption
 pub fn decode_json<'env>(env: &'env Env, text: Unknown<'env>, indent: u32, strict: bool, expand_paths: bool) -> Result<Unknown<'env>> {
     let opts = decode_options(indent, strict, expand_paths);
     with_scratch(|s| {
-        let Scratch { input, output, wide, arena } = s;
+        let Scratch { input, output, wide, arena, marks } = s;
         let text = unsafe { read_string(env.raw(), text.value().value, input, wide, true)? };
         let root = decode_with(text, &opts, &mut Build { arena, src: text }).napi()?;
         // JSON is about as long as TOON (tables repeat their keys per row).
         output.reserve(text.len() + text.len() / 2 + 16);
         let mut w = JsonWriter { arena, src: text, out: output, non_ascii: false };
-        w.value(root);
+        if arena.tables.is_empty() {
+            w.value(root);
+        } else {
+            // `!` (no JSON text starts so) tells `toon.js` a tape follows.
+            tape_marks(arena, marks);
+            w.out.extend_from_slice(b"![");
+            w.tape(root, marks);
+            w.out.push(b']');
+        }
         let non_ascii = w.non_ascii;
         unsafe { make_json_string(env, output, non_ascii) }
     })
@@ -1321,7 +1466,7 @@ pub fn decode_events_json<'env>(
 ) -> Result<Unknown<'env>> {
     let opts = decode_options(indent, strict, expand_paths);
     with_scratch(|s| {
-        let Scratch { input, output, wide, arena } = s;
+        let Scratch { input, output, wide, arena, .. } = s;
         let text = unsafe { read_string(env.raw(), text.value().value, input, wide, true)? };
         let root = decode_with(text, &opts, &mut Build { arena, src: text }).napi()?;
         output.push(b'[');
