@@ -438,67 +438,80 @@ function decodeToJson(input, o) {
   return nativeDecode(native.toonDecodeJson, input, o)
 }
 
-// Documents with tables of at least 8 uniform rows come from Rust as a
-// tape (`!` then JSON; see JsonWriter::tape in src/toon.rs): each row is
-// built by an object literal made for the table's keys, which V8 creates
-// at about half the cost of JSON.parse reading every key of every row.
-let tape = null
-let at = 0
+// Documents with a table of at least 8 rows come from Rust as a tape (`!`
+// then JSON; see JsonWriter::tape in src/toon.rs): the rows of every array
+// of objects with the same keys are built by a function made for that
+// shape, an object literal, which V8 runs at about half the cost of
+// JSON.parse reading every key of every row.
+const TAPE = { items: null, at: 0 }
 
 const ROW_MAKERS = new Map()
 const MAX_ROW_MAKERS = 256
 
-// (array, index) => {k0: array[index], k1: array[index + 1], ...}; computed
-// keys, so `__proto__` is an own property, as JSON.parse makes it.
-function rowMaker(keys) {
-  const id = JSON.stringify(keys)
+// A function reading one row from the tape: `{[k]: cell, [g]: {[k1]: cell,
+// ...}, [d]: any(), ...}`. Computed keys, so `__proto__` is an own property,
+// as JSON.parse makes it; properties are evaluated in order.
+function rowMaker(shape) {
+  const id = JSON.stringify(shape)
   let make = ROW_MAKERS.get(id)
   if (make === undefined) {
-    make = new Function('a', 'i', `return {${keys.map((k, j) => `[${JSON.stringify(k)}]: a[i + ${j}]`).join(', ')}}`)
+    const cell = 't[T.at++]'
+    const fields = shape.map((column) => {
+      if (typeof column === 'string') return `[${JSON.stringify(column)}]: ${cell}`
+      const [key, inner] = column
+      if (inner === 1) return `[${JSON.stringify(key)}]: any()`
+      return `[${JSON.stringify(key)}]: {${inner.map((k) => `[${JSON.stringify(k)}]: ${cell}`).join(', ')}}`
+    })
+    make = new Function('T', 'any', `return function row(t) { return {${fields.join(', ')}} }`)(TAPE, tapeValue)
     if (ROW_MAKERS.size >= MAX_ROW_MAKERS) ROW_MAKERS.clear()
     ROW_MAKERS.set(id, make)
   }
   return make
 }
 
+let shapes = null
+let makers = null
+
 function tapeValue() {
-  switch (tape[at++]) {
+  const t = TAPE.items
+  switch (t[TAPE.at++]) {
     case 0:
-      return tape[at++]
+      return t[TAPE.at++]
     case 1: {
-      const n = tape[at++]
+      const n = t[TAPE.at++]
       const out = []
       for (let i = 0; i < n; i++) out.push(tapeValue())
       return out
     }
     case 2: {
-      const n = tape[at++]
+      const n = t[TAPE.at++]
       const out = {}
       for (let i = 0; i < n; i++) {
-        const key = tape[at++]
+        const key = t[TAPE.at++]
         setOwn(out, key, tapeValue())
       }
       return out
     }
     default: {
-      const keys = tape[at++]
-      const n = tape[at++]
-      const width = keys.length
-      const make = rowMaker(keys)
+      const s = t[TAPE.at++]
+      const n = t[TAPE.at++]
+      const make = makers[s] ?? (makers[s] = rowMaker(shapes[s]))
       const out = []
-      for (let i = 0; i < n; i++, at += width) out.push(make(tape, at))
+      for (let i = 0; i < n; i++) out.push(make(t))
       return out
     }
   }
 }
 
 function fromTape(items) {
-  tape = items
-  at = 0
+  TAPE.items = items
+  TAPE.at = 0
+  shapes = items[items.length - 1]
+  makers = []
   try {
     return tapeValue()
   } finally {
-    tape = null
+    TAPE.items = shapes = makers = null
   }
 }
 

@@ -151,6 +151,12 @@ test('decode: tape edge cases (duplicate keys, nested tables, rows that differ)'
     ref.encode({ g: rowsOf(8, (i) => ({ inner: { deep: rowsOf(8, (j) => ({ v: i * j })) }, n: i })) }),
     // lone surrogates in the cells
     `rows[8]{a,b}:\n${rowsOf(8, (i) => `  \uD800${i},"\uDC00"`).join('\n')}`,
+    // columns of objects: the same keys (a group), other keys on one row, a nested value, an empty one
+    ref.encode({ g: rowsOf(9, (i) => ({ n: i, c: { id: i, name: `c${i}` }, d: i === 3 ? { id: 1, x: 2 } : { id: 1, name: 'y' } })) }),
+    ref.encode({ g: rowsOf(9, (i) => ({ n: i, c: i === 8 ? { id: i, name: [1] } : { id: i, name: 'z' } })) }),
+    ref.encode({ g: rowsOf(9, (i) => ({ n: i, c: i === 8 ? {} : { id: i } })) }),
+    // short tables (one row, two rows) of one shape inside a long one, and a lone shape
+    ref.encode({ o: rowsOf(12, (i) => ({ id: i, items: rowsOf(1 + (i % 3), (j) => ({ sku: `s${j}`, q: j })), one: [{ z: i }] })) }),
     // a root table and a key that is an array index
     `[8]{0,1,__proto__}:\n${rowsOf(8, (i) => `  ${i},y,z`).join('\n')}`,
   ]
