@@ -184,3 +184,16 @@ test('decode: expanded paths in the rows of a long table', () => {
   const expected = { rows: Array.from({ length: 8 }, (_, i) => ({ a: { b: i, c: 'x' }, d: i })) }
   assertSame(toon.decode(text, { expandPaths: 'safe' }), expected)
 })
+
+test('decode: documents of many table shapes, and wide tables', async () => {
+  const ref = await reference()
+  const rows = (n, keys) => Array.from({ length: n }, (_, i) => Object.fromEntries(keys.map((k, j) => [k, i * j])))
+  const many = { long: rows(8, ['a', 'b']) }
+  for (let s = 0; s < 80; s++) many[`t${s}`] = rows(2, [`k${s}`, '__proto__', `x${s % 3}`])
+  const wide = rows(9, Array.from({ length: 300 }, (_, j) => `c${j}`))
+  for (const value of [many, wide]) {
+    const text = ref.encode(value)
+    assertSame(toon.decode(text), ref.decode(text))
+    assertSame(toon.decode(text), ref.decode(text)) // with the row functions made by the first call
+  }
+})
