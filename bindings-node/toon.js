@@ -459,6 +459,12 @@ const MAX_NEW_MAKERS = 32
 const MAX_MADE_COLUMNS = 256
 let newMakers = 0
 
+// An own data property, as JSON.parse and object literals make them: never
+// through a setter (not even one on Object.prototype).
+function defineOwn(target, key, value) {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
+}
+
 // The same rows as a made function gives, one property at a time (for
 // documents of very many shapes or very wide ones: making a function costs
 // tens of microseconds).
@@ -467,13 +473,13 @@ function genericRow(shape) {
     const out = {}
     for (const column of shape) {
       if (typeof column === 'string') {
-        setOwn(out, column, t[TAPE.at++])
+        defineOwn(out, column, t[TAPE.at++])
       } else if (column[1] === 1) {
-        setOwn(out, column[0], tapeValue())
+        defineOwn(out, column[0], tapeValue())
       } else {
         const inner = {}
-        for (const k of column[1]) setOwn(inner, k, t[TAPE.at++])
-        setOwn(out, column[0], inner)
+        for (const k of column[1]) defineOwn(inner, k, t[TAPE.at++])
+        defineOwn(out, column[0], inner)
       }
     }
     return out
@@ -529,7 +535,7 @@ function tapeValue() {
       const out = {}
       for (let i = 0; i < n; i++) {
         const key = t[TAPE.at++]
-        setOwn(out, key, tapeValue())
+        defineOwn(out, key, tapeValue())
       }
       return out
     }

@@ -197,3 +197,18 @@ test('decode: documents of many table shapes, and wide tables', async () => {
     assertSame(toon.decode(text), ref.decode(text)) // with the row functions made by the first call
   }
 })
+
+test('decode: a tape never calls a setter on Object.prototype (as JSON.parse does not)', async () => {
+  const ref = await reference()
+  const rows = Array.from({ length: 9 }, (_, i) => ({ id: i, trap: i }))
+  const texts = [ref.encode({ trap: 1, rows }), ref.encode(Array.from({ length: 40 }, (_, s) => ({ [`k${s}`]: [{ trap: s }, { trap: s }], n: s })))]
+  const expected = texts.map((t) => JSON.parse(JSON.stringify(ref.decode(t))))
+  let calls = 0
+  Object.defineProperty(Object.prototype, 'trap', { set() { calls++ }, configurable: true })
+  try {
+    texts.forEach((t, i) => assert.equal(JSON.stringify(toon.decode(t)), JSON.stringify(expected[i])))
+  } finally {
+    delete Object.prototype.trap
+  }
+  assert.equal(calls, 0)
+})
