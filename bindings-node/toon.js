@@ -24,12 +24,16 @@
 //   orders (204K JSON)   encode 22.1M / 51.1M    decode 29.8M / 58.2M
 //   config (3.5K JSON)   encode 0.49M / 1.07M    decode 0.59M / 0.93M
 //
-// so the JSON route is kept for both directions. A decoded document with a
-// table of 8 rows or more comes back as a tape instead (`fromTape`): the
-// rows of its arrays of same-keyed objects are built by object literals
-// made per shape, the rest is JSON; ops/s against JSON text + JSON.parse
-// (CPU time, best of 9, Node 20): orders 1.39x, analytics 1.50x, repos
-// 1.28x (bench/toon_bench.mjs datasets; config has no such table).
+// so the JSON route is kept for both directions. A decoded document with an
+// array of 32 or more objects with the same keys comes back as a tape
+// instead (`fromTape`): each shape's keys once, then the cells, the rows
+// built by a loop or, once a shape has been met in 256 rows of earlier
+// documents, by an object literal made for it; what holds no such array
+// stays JSON. Ops/s against JSON text + JSON.parse (CPU time, best of 9,
+// Node 20, bench/toon_bench.mjs datasets, steady state): orders 1.39x,
+// analytics 1.50x, repos 1.28x (config has no such array); rows built by
+// the loop only: about 10% less. A shape met for the first time costs
+// about what JSON.parse would (up to 20% more).
 // JSON.stringify is only
 // used when it writes exactly what the reference's normalisation gives
 // (`isPlain`): values holding dates, Maps, Sets, BigInts, class instances,
@@ -444,17 +448,26 @@ function decodeToJson(input, o) {
   return nativeDecode(native.toonDecodeJson, input, o)
 }
 
-// Documents with a table of at least 8 rows come from Rust as a tape (`!`
-// then JSON; see JsonWriter::tape in src/toon.rs): the rows of every array
-// of objects with the same keys are built by a function made for that
-// shape, an object literal, which V8 runs at about half the cost of
-// JSON.parse reading every key of every row.
+// Documents with an array of at least 32 objects with the same keys come
+// from Rust as a tape (`!` then JSON; see JsonWriter::tape in src/toon.rs):
+// the rows of every array of objects with the same keys are built by a
+// loop, or by a function made for that shape (an object literal, which V8
+// runs at about half the cost of JSON.parse reading every key of every row)
+// once the shape is known to recur.
 const TAPE = { items: null, at: 0 }
 
 const ROW_MAKERS = new Map()
 const MAX_ROW_MAKERS = 256
 /** New row functions made per decode; further shapes use `genericRow`. */
 const MAX_NEW_MAKERS = 32
+/** Rows of a shape in the documents decoded before from which a function
+ * is made for it: a new function runs cold (several times slower than
+ * JSON.parse per row) until V8 has optimised it, which takes some hundreds
+ * of calls. */
+const MIN_ROWS_TO_MAKE = 256
+/** Shapes whose rows are counted towards MIN_ROWS_TO_MAKE. */
+const MAX_COUNTED_SHAPES = 1024
+const ROWS_SEEN = new Map()
 /** Columns beyond which a shape uses `genericRow`. */
 const MAX_MADE_COLUMNS = 256
 let newMakers = 0
@@ -469,6 +482,26 @@ function defineOwn(target, key, value) {
 // documents of very many shapes or very wide ones: making a function costs
 // tens of microseconds).
 function genericRow(shape) {
+  // Assignment is several times cheaper than defineProperty, and the same
+  // unless Object.prototype (or Object.prototype's own) has the key.
+  const safe = (key) => !(key in Object.prototype)
+  if (shape.every((c) => (typeof c === 'string' ? safe(c) : safe(c[0]) && (c[1] === 1 || c[1].every(safe))))) {
+    return function row(t) {
+      const out = {}
+      for (const column of shape) {
+        if (typeof column === 'string') {
+          out[column] = t[TAPE.at++]
+        } else if (column[1] === 1) {
+          out[column[0]] = tapeValue()
+        } else {
+          const inner = {}
+          for (const k of column[1]) inner[k] = t[TAPE.at++]
+          out[column[0]] = inner
+        }
+      }
+      return out
+    }
+  }
   return function row(t) {
     const out = {}
     for (const column of shape) {
@@ -496,11 +529,18 @@ function literalKey(key) {
 
 // A function reading one row from the tape: `{[k]: cell, [g]: {[k1]: cell,
 // ...}, [d]: any(), ...}`, properties evaluated in order.
-function rowMaker(shape) {
+function rowMaker(shape, rows) {
   const id = JSON.stringify(shape)
   let make = ROW_MAKERS.get(id)
   if (make === undefined) {
-    if (newMakers >= MAX_NEW_MAKERS || shape.length > MAX_MADE_COLUMNS) return genericRow(shape)
+    // Rows of earlier documents only: a shape met once is not made.
+    const seen = ROWS_SEEN.get(id) ?? 0
+    if (seen < MIN_ROWS_TO_MAKE || newMakers >= MAX_NEW_MAKERS || shape.length > MAX_MADE_COLUMNS) {
+      if (ROWS_SEEN.size >= MAX_COUNTED_SHAPES) ROWS_SEEN.clear()
+      ROWS_SEEN.set(id, seen + rows)
+      return genericRow(shape)
+    }
+    ROWS_SEEN.delete(id)
     newMakers++
     const cell = 't[T.at++]'
     const fields = shape.map((column) => {
@@ -517,6 +557,7 @@ function rowMaker(shape) {
 }
 
 let shapes = null
+let shapeRows = null
 let makers = null
 
 function tapeValue() {
@@ -542,7 +583,7 @@ function tapeValue() {
     default: {
       const s = t[TAPE.at++]
       const n = t[TAPE.at++]
-      const make = makers[s] ?? (makers[s] = rowMaker(shapes[s]))
+      const make = makers[s] ?? (makers[s] = rowMaker(shapes[s], shapeRows[s]))
       const out = []
       for (let i = 0; i < n; i++) out.push(make(t))
       return out
@@ -553,13 +594,14 @@ function tapeValue() {
 function fromTape(items) {
   TAPE.items = items
   TAPE.at = 0
-  shapes = items[items.length - 1]
+  shapes = items[items.length - 2]
+  shapeRows = items[items.length - 1]
   makers = []
   newMakers = 0
   try {
     return tapeValue()
   } finally {
-    TAPE.items = shapes = makers = null
+    TAPE.items = shapes = shapeRows = makers = null
   }
 }
 
