@@ -94,3 +94,125 @@ test('encode: numbers and escaped strings as the reference writes them', async (
     }
   }
 })
+
+// A document with an array of at least 32 objects with the same keys comes
+// from Rust as a tape: each shape (keys) once, then the cells; rows are made
+// by a loop, or by an object literal made for the shape once earlier
+// documents had 256 rows of it (src/toon.rs `JsonWriter::tape`, toon.js
+// `fromTape`). Each text is decoded several times to meet both.
+const TAPE_KEYS = ['id', '__proto__', 'constructor', '0', '10', '1', 'é', '😀', 'a"b', 'back\\slash', 'new\nline', 'x.y', 'toString', '']
+
+test('decode: tables of many rows read as the reference reads them', async () => {
+  const ref = await reference()
+  let seed = 5
+  const rnd = () => {
+    seed = (seed * 1103515245 + 12345) >>> 0
+    return seed / 2 ** 32
+  }
+  const pick = (a) => a[Math.floor(rnd() * a.length)]
+  const cell = (d) => {
+    const r = rnd()
+    if (d > 2 || r < 0.6) return pick([1, -2.5, 0, 'text', '', 'a,b', 'é😀', '\u{F0000}', null, true, false, 1e21])
+    if (r < 0.75) return { k: cell(d + 1), [pick(TAPE_KEYS)]: cell(d + 1) }
+    if (r < 0.9) return rows(d + 1)
+    return [cell(d + 1), cell(d + 1)]
+  }
+  const rows = (d) => {
+    const keys = [...new Set(Array.from({ length: 1 + Math.floor(rnd() * 4) }, () => pick(TAPE_KEYS)))]
+    const n = d === 0 ? pick([1, 7, 31, 32, 40]) : pick([1, 2, 3])
+    return Array.from({ length: n }, () => {
+      const o = {}
+      for (const k of keys) Object.defineProperty(o, k, { value: cell(d), enumerable: true, writable: true, configurable: true })
+      return o
+    })
+  }
+  let tapes = 0
+  for (let i = 0; i < 300; i++) {
+    const value = pick([() => rows(0), () => ({ list: rows(0), n: 1 }), () => ({ a: { b: rows(0) }, c: [rows(0), 2] })])()
+    const text = ref.encode(value)
+    for (const options of [{}, { strict: false }]) {
+      const expected = ref.decode(text, options)
+      for (let k = 0; k < 3; k++) assertSame(toon.decode(text, options), expected, text.slice(0, 80))
+    }
+    if (/\[(?:3[2-9]|[4-9]\d|\d\d\d+)\]/.test(text)) tapes++
+  }
+  assert.ok(tapes > 50, `only ${tapes} documents had a table of 32 rows or more`)
+})
+
+test('decode: tape edge cases (duplicate keys, nested tables, rows that differ)', async () => {
+  const ref = await reference()
+  const rowsOf = (n, f) => Array.from({ length: n }, (_, i) => f(i))
+  const texts = [
+    // duplicate keys in list-item objects (non-strict): the last value, the first position
+    rowsOf(33, (i) => `- a: ${i}\n  b: x\n  a: y${i}`).join('\n'),
+    // the same keys in another order on one row: not a table
+    rowsOf(33, (i) => (i === 4 ? `- b: 1\n  a: 2` : `- a: ${i}\n  b: 2`)).join('\n'),
+    // an empty object among the rows
+    rowsOf(33, (i) => (i === 0 ? '-' : `- a: ${i}`)).join('\n'),
+    // a table of tables, and a table of objects holding tables
+    ref.encode(rowsOf(33, (i) => ({ name: `g${i}`, rows: rowsOf(33, (j) => ({ x: j, y: `${i}` })) }))),
+    ref.encode({ g: rowsOf(33, (i) => ({ inner: { deep: rowsOf(33, (j) => ({ v: i * j })) }, n: i })) }),
+    // lone surrogates in the cells
+    `rows[33]{a,b}:\n${rowsOf(33, (i) => `  \uD800${i},"\uDC00"`).join('\n')}`,
+    // columns of objects: the same keys (a group), other keys on one row, a nested value, an empty one
+    ref.encode({ g: rowsOf(33, (i) => ({ n: i, c: { id: i, name: `c${i}` }, d: i === 3 ? { id: 1, x: 2 } : { id: 1, name: 'y' } })) }),
+    ref.encode({ g: rowsOf(33, (i) => ({ n: i, c: i === 8 ? { id: i, name: [1] } : { id: i, name: 'z' } })) }),
+    ref.encode({ g: rowsOf(33, (i) => ({ n: i, c: i === 8 ? {} : { id: i } })) }),
+    // short tables (one row, two rows) of one shape inside a long one, and a lone shape
+    ref.encode({ o: rowsOf(40, (i) => ({ id: i, items: rowsOf(1 + (i % 3), (j) => ({ sku: `s${j}`, q: j })), one: [{ z: i }] })) }),
+    // a root table and a key that is an array index
+    `[33]{0,1,__proto__}:\n${rowsOf(33, (i) => `  ${i},y,z`).join('\n')}`,
+  ]
+  for (const text of texts) {
+    for (const options of [{ strict: false }, {}]) {
+      let expected, error
+      try {
+        expected = ref.decode(text, options)
+      } catch (e) {
+        error = e
+      }
+      if (error) {
+        assert.throws(() => toon.decode(text, options), { message: error.message }, text.slice(0, 60))
+      } else {
+        for (let k = 0; k < 9; k++) {
+          const actual = toon.decode(text, options)
+          assertSame(actual, expected, text.slice(0, 60))
+          if (Array.isArray(actual)) assert.equal(Object.getPrototypeOf(actual[0]), Object.getPrototypeOf(expected[0]))
+        }
+      }
+    }
+  }
+})
+
+test('decode: expanded paths in the rows of a long table', () => {
+  const text = `rows[33]{a.b,a.c,d}:\n${Array.from({ length: 33 }, (_, i) => `  ${i},x,${i}`).join('\n')}`
+  const expected = { rows: Array.from({ length: 33 }, (_, i) => ({ a: { b: i, c: 'x' }, d: i })) }
+  for (let k = 0; k < 9; k++) assertSame(toon.decode(text, { expandPaths: 'safe' }), expected)
+})
+
+test('decode: documents of many table shapes, and wide tables', async () => {
+  const ref = await reference()
+  const rows = (n, keys) => Array.from({ length: n }, (_, i) => Object.fromEntries(keys.map((k, j) => [k, i * j])))
+  const many = { long: rows(32, ['a', 'b']) }
+  for (let s = 0; s < 80; s++) many[`t${s}`] = rows(40, [`k${s}`, '__proto__', `x${s % 3}`])
+  const wide = rows(33, Array.from({ length: 300 }, (_, j) => `c${j}`))
+  for (const value of [many, wide]) {
+    const text = ref.encode(value)
+    for (let k = 0; k < 9; k++) assertSame(toon.decode(text), ref.decode(text)) // row functions made from the 8th
+  }
+})
+
+test('decode: a tape never calls a setter on Object.prototype (as JSON.parse does not)', async () => {
+  const ref = await reference()
+  const rows = Array.from({ length: 33 }, (_, i) => ({ id: i, trap: i, c: { trap: i } }))
+  const texts = [ref.encode({ trap: 1, rows }), ref.encode({ g: Array.from({ length: 33 }, (_, s) => ({ n: s, t: { [`k${s}`]: [{ trap: s }] } })) })]
+  const expected = texts.map((t) => JSON.parse(JSON.stringify(ref.decode(t))))
+  let calls = 0
+  Object.defineProperty(Object.prototype, 'trap', { set() { calls++ }, configurable: true })
+  try {
+    for (let k = 0; k < 9; k++) texts.forEach((t, i) => assert.equal(JSON.stringify(toon.decode(t)), JSON.stringify(expected[i])))
+  } finally {
+    delete Object.prototype.trap
+  }
+  assert.equal(calls, 0)
+})

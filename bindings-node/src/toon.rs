@@ -25,7 +25,7 @@ use std::vec::Drain;
 
 // ---------------------------------------------------------------- arena
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Span {
     start: usize,
     len: usize,
@@ -52,7 +52,7 @@ enum Node {
 }
 
 /// An object key: a span of the arena's text or (`src`) of the source text.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Key {
     span: Span,
     src: bool,
@@ -72,7 +72,17 @@ struct Arena {
     /// (`{"<key>": index}`) and the raw texts by index.
     raw_key: Option<String>,
     raws: Vec<String>,
+    /// Arrays (node ids) of at least [`TABLE_ROWS`] objects with the same
+    /// keys, found while decoding (see [`JsonWriter::tape`]).
+    tables: Vec<usize>,
 }
+
+/// Rows of an array of objects with the same keys from which a document is
+/// handed to JavaScript as a tape ([`JsonWriter::tape`]) rather than as
+/// JSON: below that, making the rows in JavaScript costs about what
+/// `JSON.parse` saves (measured with 8 rows: up to 1.7x slower for a shape
+/// met for the first time).
+const TABLE_ROWS: usize = 32;
 
 #[inline]
 fn slice(s: &str, span: Span) -> &str {
@@ -110,6 +120,37 @@ impl Arena {
         self.text.clear();
         self.raw_key = None;
         self.raws.clear();
+        self.tables.clear();
+    }
+
+    /// The entries of object `id` (none for another node).
+    #[inline]
+    fn object_entries(&self, id: usize) -> &[(Key, usize)] {
+        match self.nodes.get(id) {
+            Some(&Node::Object { start, len, .. }) => self.entries.get(start..start + len).unwrap_or_default(),
+            _ => &[],
+        }
+    }
+
+    #[inline]
+    fn is_primitive(&self, id: usize) -> bool {
+        !matches!(self.nodes.get(id), Some(Node::Array { .. } | Node::Object { .. }) | None)
+    }
+
+    /// Whether `items` (node ids) are objects with the same keys in the
+    /// same order (at least one).
+    fn is_table(&self, src: &str, items: &[usize]) -> bool {
+        let entries = |id: usize| match self.nodes.get(id) {
+            Some(&Node::Object { start, len, .. }) if len > 0 => self.entries.get(start..start + len),
+            _ => None,
+        };
+        let Some(first) = items.first().and_then(|&id| entries(id)) else { return false };
+        items.iter().all(|&id| {
+            entries(id).is_some_and(|row| {
+                row.len() == first.len()
+                    && row.iter().zip(first).all(|(&(k, _), &(k0, _))| k == k0 || self.key_str(src, k) == self.key_str(src, k0))
+            })
+        })
     }
 }
 
@@ -432,6 +473,138 @@ impl JsonWriter<'_> {
         }
     }
 
+    /// Node `id` as a tape for `toon.js` (`fromTape`), for documents with a
+    /// long table (`Arena::tables`): `JSON.parse` pays for every key of
+    /// every object, while an object literal made once for a table's keys
+    /// builds each row at about half that cost. A value is a tag and its
+    /// data: `0, value` (JSON as [`JsonWriter::value`] writes it, for a
+    /// value holding no array of objects with the same keys: `JSON.parse`
+    /// builds it),
+    /// `1, n, ...n values` (an array), `2, n, ...n times key, value` (an
+    /// object), `3, shape, n, ...cells of n rows` (an array of objects with
+    /// the same keys, any length). A shape (in `TapeShapes`, written after
+    /// the root) lists the columns: `"key"` for a column of primitives (one
+    /// cell each), `["key", ["k1", ...]]` for a column of objects with the
+    /// same keys and primitive values (a cell per inner key), `["key", 1]`
+    /// for any other column (a tape value each). After the shapes, the
+    /// number of rows written with each.
+    fn tape(&mut self, id: usize, shapes: &mut TapeShapes) {
+        let arena = self.arena;
+        let node = arena.nodes.get(id).copied().unwrap_or(Node::Null);
+        let mark = shapes.marks.get(id).copied().unwrap_or(0);
+        match node {
+            Node::Array { start, len } if mark != 0 => {
+                let items = arena.items.get(start..start + len).unwrap_or_default();
+                if mark == 2 {
+                    return self.tape_table(items, shapes);
+                }
+                self.out.extend_from_slice(b"1,");
+                json::write_u64(self.out, len as u64);
+                for &item in items {
+                    self.out.push(b',');
+                    self.tape(item, shapes);
+                }
+            }
+            Node::Object { start, len, .. } if mark != 0 => {
+                self.out.extend_from_slice(b"2,");
+                json::write_u64(self.out, len as u64);
+                for &(k, v) in arena.entries.get(start..start + len).unwrap_or_default() {
+                    self.out.push(b',');
+                    self.key(k);
+                    self.out.push(b',');
+                    self.tape(v, shapes);
+                }
+            }
+            _ => {
+                self.out.extend_from_slice(b"0,");
+                self.value(id);
+            }
+        }
+    }
+
+    /// `rows` (objects with the same keys, at least one) as tag 3.
+    fn tape_table(&mut self, rows: &[usize], shapes: &mut TapeShapes) {
+        let arena = self.arena;
+        let first = rows.first().map_or(&[][..], |&r| arena.object_entries(r));
+        // The shape: each column's kind, written as JSON into `spec`.
+        let mut spec = std::mem::take(&mut shapes.spec);
+        let mut kinds = std::mem::take(&mut shapes.kinds);
+        spec.clear();
+        kinds.clear();
+        spec.push(b'[');
+        for (j, &(k, v0)) in first.iter().enumerate() {
+            let cell = |row: usize| arena.object_entries(row).get(j).map_or(usize::MAX, |&(_, v)| v);
+            let group = match arena.nodes.get(v0) {
+                Some(&Node::Object { start, len, .. }) if len > 0 => {
+                    let inner = arena.entries.get(start..start + len).unwrap_or_default();
+                    let flat = |o: usize| arena.object_entries(o).iter().all(|&(_, v)| arena.is_primitive(v));
+                    rows.iter().all(|&r| {
+                        let c = cell(r);
+                        matches!(arena.nodes.get(c), Some(Node::Object { len: l, .. }) if *l == len)
+                            && arena.object_entries(c).iter().zip(inner).all(|(&(a, _), &(b, _))| a == b || arena.key_str(self.src, a) == arena.key_str(self.src, b))
+                            && flat(c)
+                    })
+                    .then_some(inner)
+                }
+                _ => None,
+            };
+            if j > 0 {
+                spec.push(b',');
+            }
+            let mut w = JsonWriter { arena, src: self.src, out: &mut spec, non_ascii: false };
+            if let Some(inner) = group {
+                w.out.push(b'[');
+                w.key(k);
+                w.out.extend_from_slice(b",[");
+                for (i, &(ik, _)) in inner.iter().enumerate() {
+                    if i > 0 {
+                        w.out.push(b',');
+                    }
+                    w.key(ik);
+                }
+                w.out.extend_from_slice(b"]]");
+                kinds.push(KIND_GROUP);
+            } else if rows.iter().all(|&r| arena.is_primitive(cell(r))) {
+                w.key(k);
+                kinds.push(KIND_PLAIN);
+            } else {
+                w.out.push(b'[');
+                w.key(k);
+                w.out.extend_from_slice(b",1]");
+                kinds.push(KIND_ANY);
+            }
+            self.non_ascii |= w.non_ascii;
+        }
+        spec.push(b']');
+        let id = shapes.id(&spec);
+        if let Some(c) = shapes.rows.get_mut(id) {
+            *c += rows.len();
+        }
+        self.out.extend_from_slice(b"3,");
+        json::write_u64(self.out, id as u64);
+        self.out.push(b',');
+        json::write_u64(self.out, rows.len() as u64);
+        for &row in rows {
+            for (&(_, v), &kind) in arena.object_entries(row).iter().zip(kinds.iter()) {
+                self.out.push(b',');
+                match kind {
+                    KIND_PLAIN => self.value(v),
+                    KIND_GROUP => {
+                        for (i, &(_, iv)) in arena.object_entries(v).iter().enumerate() {
+                            if i > 0 {
+                                self.out.push(b',');
+                            }
+                            self.value(iv);
+                        }
+                    }
+                    _ => self.tape(v, shapes),
+                }
+            }
+        }
+        shapes.spec = spec;
+        shapes.kinds = kinds;
+    }
+
     /// Node `id` as the reference's decode events (`startObject`, `key`,
     /// `primitive`, ...), in document order, as JSON objects each followed
     /// by a comma.
@@ -461,6 +634,82 @@ impl JsonWriter<'_> {
                 self.out.extend_from_slice(b"{\"type\":\"primitive\",\"value\":");
                 self.value(id);
                 self.out.extend_from_slice(b"},");
+            }
+        }
+    }
+}
+
+const KIND_PLAIN: u8 = 0;
+const KIND_GROUP: u8 = 1;
+const KIND_ANY: u8 = 2;
+
+/// The table shapes of a tape ([`JsonWriter::tape`]), each written once.
+#[derive(Default)]
+struct TapeShapes {
+    /// Shape JSON texts, comma-separated, in id order.
+    text: Vec<u8>,
+    /// Rows written with each shape.
+    rows: Vec<usize>,
+    ids: std::collections::HashMap<Vec<u8>, usize>,
+    /// The last shape looked up (tables in a row mostly share one).
+    last: Option<usize>,
+    last_spec: Vec<u8>,
+    /// Scratch: the shape being made and its column kinds.
+    spec: Vec<u8>,
+    kinds: Vec<u8>,
+    /// By node id: 2 for an array of objects with the same keys (at least
+    /// one), 1 for an array or object holding one, else 0.
+    marks: Vec<u8>,
+}
+
+impl TapeShapes {
+    fn id(&mut self, spec: &[u8]) -> usize {
+        if let Some(id) = self.last.filter(|_| self.last_spec == spec) {
+            return id;
+        }
+        let next = self.ids.len();
+        let id = *self.ids.entry(spec.to_vec()).or_insert(next);
+        if id == next {
+            if id > 0 {
+                self.text.push(b',');
+            }
+            self.text.extend_from_slice(spec);
+            self.rows.push(0);
+        }
+        self.last = Some(id);
+        self.last_spec.clear();
+        self.last_spec.extend_from_slice(spec);
+        id
+    }
+
+    /// Start a tape of `arena`: [`TapeShapes::marks`] found.
+    fn begin(&mut self, arena: &Arena, src: &str) {
+        self.text.clear();
+        self.rows.clear();
+        self.ids.clear();
+        self.last = None;
+        let marks = &mut self.marks;
+        marks.clear();
+        marks.resize(arena.nodes.len(), 0);
+        // Children come before their parents in an arena: one pass.
+        for (id, node) in arena.nodes.iter().enumerate() {
+            let marked = |i: usize| marks.get(i).is_some_and(|&m| m != 0);
+            let m = match *node {
+                Node::Array { start, len } => {
+                    let items = arena.items.get(start..start + len).unwrap_or_default();
+                    if len > 0 && arena.is_table(src, items) {
+                        2
+                    } else {
+                        u8::from(items.iter().any(|&i| marked(i)))
+                    }
+                }
+                Node::Object { start, len, .. } => {
+                    u8::from(arena.entries.get(start..start + len).unwrap_or_default().iter().any(|&(_, v)| marked(v)))
+                }
+                _ => 0,
+            };
+            if let Some(slot) = marks.get_mut(id) {
+                *slot = m;
             }
         }
     }
@@ -539,7 +788,12 @@ impl Builder for Build<'_> {
         let start = self.arena.items.len();
         self.arena.items.extend(items);
         let len = self.arena.items.len() - start;
-        Ok(self.arena.push(Node::Array { start, len }))
+        let table = len >= TABLE_ROWS && self.arena.is_table(self.src, self.arena.items.get(start..).unwrap_or_default());
+        let id = self.arena.push(Node::Array { start, len });
+        if table {
+            self.arena.tables.push(id);
+        }
+        Ok(id)
     }
     fn object(&mut self, entries: Drain<'_, (Key, usize)>) -> polywire::Result<usize> {
         let start = self.arena.entries.len();
@@ -1163,6 +1417,8 @@ struct Scratch {
     /// UTF-16 text on its way in or out.
     wide: Vec<u16>,
     arena: Arena,
+    /// Table shapes of a tape.
+    shapes: TapeShapes,
 }
 
 thread_local! {
@@ -1178,7 +1434,7 @@ fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
             s.output.clear();
             let r = f(&mut s);
             const KEEP: usize = 8 << 20;
-            if s.input.capacity() > KEEP || s.output.capacity() > KEEP || s.wide.capacity() > KEEP / 2 || s.arena.text.capacity() > KEEP || s.arena.nodes.capacity() > KEEP / 16 {
+            if s.input.capacity() > KEEP || s.output.capacity() > KEEP || s.wide.capacity() > KEEP / 2 || s.arena.text.capacity() > KEEP || s.arena.nodes.capacity() > KEEP / 16 || s.shapes.text.capacity() > KEEP || s.shapes.marks.capacity() > KEEP {
                 *s = Scratch::default();
             }
             r
@@ -1270,7 +1526,7 @@ pub fn encode_json<'env>(
 ) -> Result<Unknown<'env>> {
     let opts = encode_options(indent, delimiter, key_folding, flatten_depth)?;
     with_scratch(|s| {
-        let Scratch { input, output, wide, arena } = s;
+        let Scratch { input, output, wide, arena, .. } = s;
         arena.raw_key = raw_key;
         arena.raws = raws.unwrap_or_default();
         let json = unsafe { read_string(env.raw(), json.value().value, input, wide, false)? };
@@ -1297,13 +1553,30 @@ fn decode_options(indent: u32, strict: bool, expand_paths: bool) -> DecodeOption
 pub fn decode_json<'env>(env: &'env Env, text: Unknown<'env>, indent: u32, strict: bool, expand_paths: bool) -> Result<Unknown<'env>> {
     let opts = decode_options(indent, strict, expand_paths);
     with_scratch(|s| {
-        let Scratch { input, output, wide, arena } = s;
+        let Scratch { input, output, wide, arena, shapes } = s;
         let text = unsafe { read_string(env.raw(), text.value().value, input, wide, true)? };
         let root = decode_with(text, &opts, &mut Build { arena, src: text }).napi()?;
         // JSON is about as long as TOON (tables repeat their keys per row).
         output.reserve(text.len() + text.len() / 2 + 16);
         let mut w = JsonWriter { arena, src: text, out: output, non_ascii: false };
-        w.value(root);
+        if arena.tables.is_empty() {
+            w.value(root);
+        } else {
+            // `!` (no JSON text starts so) tells `toon.js` a tape follows.
+            shapes.begin(arena, text);
+            w.out.extend_from_slice(b"![");
+            w.tape(root, shapes);
+            w.out.extend_from_slice(b",[");
+            w.out.extend_from_slice(&shapes.text);
+            w.out.extend_from_slice(b"],[");
+            for (i, &n) in shapes.rows.iter().enumerate() {
+                if i > 0 {
+                    w.out.push(b',');
+                }
+                json::write_u64(w.out, n as u64);
+            }
+            w.out.extend_from_slice(b"]]");
+        }
         let non_ascii = w.non_ascii;
         unsafe { make_json_string(env, output, non_ascii) }
     })
@@ -1320,7 +1593,7 @@ pub fn decode_events_json<'env>(
 ) -> Result<Unknown<'env>> {
     let opts = decode_options(indent, strict, expand_paths);
     with_scratch(|s| {
-        let Scratch { input, output, wide, arena } = s;
+        let Scratch { input, output, wide, arena, .. } = s;
         let text = unsafe { read_string(env.raw(), text.value().value, input, wide, true)? };
         let root = decode_with(text, &opts, &mut Build { arena, src: text }).napi()?;
         output.push(b'[');
