@@ -216,3 +216,22 @@ test('decode: a tape never calls a setter on Object.prototype (as JSON.parse doe
   }
   assert.equal(calls, 0)
 })
+
+test('decode: long tables where code generation from strings is off', () => {
+  // Row functions are made with `new Function`; without it (a flag or a
+  // CSP) the rows come from the loop, and decode gives the same values.
+  const { execFileSync } = require('node:child_process')
+  const script = `
+    const toon = require('polywire/toon')
+    const rows = Array.from({ length: 300 }, (_, i) => ({ id: i, name: 'n' + i, __proto__x: i % 2 === 0 }))
+    const text = toon.encode({ rows })
+    let same = true
+    for (let round = 0; round < 4; round++) same = same && JSON.stringify(toon.decode(text)) === JSON.stringify({ rows })
+    try { new Function('return 1'); process.stdout.write('codegen on') } catch { process.stdout.write(same ? 'same' : 'different') }
+  `
+  const out = execFileSync(process.execPath, ['--disallow-code-generation-from-strings', '-e', script], {
+    cwd: __dirname,
+    encoding: 'utf8',
+  })
+  assert.equal(out, 'same')
+})
