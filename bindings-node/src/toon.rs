@@ -831,12 +831,26 @@ impl Builder for Build<'_> {
     }
 }
 
-/// A node of an arena, as the core encoder walks it.
-#[derive(Clone, Copy)]
-struct ArenaVal<'a> {
+/// An arena and the text its spans point into.
+struct ArenaDoc<'a> {
     arena: &'a Arena,
     src: &'a str,
+}
+
+/// A node of an arena, as the core encoder walks it. (Two words, so that
+/// handles and the walk's results built from them move in registers.)
+#[derive(Clone, Copy)]
+struct ArenaVal<'a> {
+    doc: &'a ArenaDoc<'a>,
     id: usize,
+}
+
+impl<'a> std::ops::Deref for ArenaVal<'a> {
+    type Target = ArenaDoc<'a>;
+    #[inline(always)]
+    fn deref(&self) -> &ArenaDoc<'a> {
+        self.doc
+    }
 }
 
 impl<'a> ArenaVal<'a> {
@@ -864,7 +878,7 @@ impl<'a> ArenaVal<'a> {
 impl<'a> EncodeValue<'a> for ArenaVal<'a> {
     type Error = Error;
 
-    #[inline]
+    #[inline(always)]
     fn kind(&self) -> polywire::Result<Kind<'_>> {
         Ok(match self.node() {
             Node::Null => Kind::Null,
@@ -1533,7 +1547,8 @@ pub fn encode_json<'env>(
         let root = JsonReader::read(json, arena).napi()?;
         // The encoder appends to a String; reuse the output buffer as one.
         let mut out = String::from_utf8(std::mem::take(output)).unwrap_or_default();
-        let r = encode_into(&ArenaVal { arena, src: json, id: root }, &opts, &mut out).napi();
+        let doc = ArenaDoc { arena, src: json };
+        let r = encode_into(&ArenaVal { doc: &doc, id: root }, &opts, &mut out).napi();
         let made = r.and_then(|()| unsafe { make_string(env, &out, wide) });
         *output = out.into_bytes();
         made
@@ -1706,7 +1721,8 @@ pub fn encode_direct(env: Env, value: Unknown, indent: u32, delimiter: u32) -> R
     let mut arena = Arena::default();
     let root = unsafe { read_js(env.raw(), value.value().value, &mut arena, 0) }.napi()?;
     let mut out = String::new();
-    encode_into(&ArenaVal { arena: &arena, src: "", id: root }, &opts, &mut out).napi()?;
+    let doc = ArenaDoc { arena: &arena, src: "" };
+    encode_into(&ArenaVal { doc: &doc, id: root }, &opts, &mut out).napi()?;
     Ok(out)
 }
 

@@ -889,8 +889,9 @@ struct Writer<'o> {
 
 /// The identity of header fields: per field in preorder, the address and
 /// length of its name and its number of children. Names are borrowed text
-/// that stays in place, unchanged, for the whole walk, so equal addresses
-/// and lengths mean equal names.
+/// that stays in place, unchanged, for the whole walk (`'k`), so equal
+/// addresses and lengths mean equal names, and an address and length kept
+/// here can be read back as the name during the walk.
 fn fields_signature(fields: &[Field<'_>], sig: &mut Vec<usize>) {
     for f in fields {
         sig.extend_from_slice(&[f.name.as_ptr() as usize, f.name.len(), f.children.len()]);
@@ -902,7 +903,14 @@ fn fields_signature(fields: &[Field<'_>], sig: &mut Vec<usize>) {
 fn signature_matches(fields: &[Field<'_>], sig: &[usize], at: &mut usize) -> bool {
     for f in fields {
         match sig.get(*at..*at + 3) {
-            Some(&[p, n, c]) if p == f.name.as_ptr() as usize && n == f.name.len() && c == f.children.len() => {}
+            Some(&[p, n, c]) if n == f.name.len() && c == f.children.len() => {
+                // The same text, or equal text elsewhere (keys that are not
+                // shared objects).
+                // SAFETY: (p, n) is a name of this walk (see above).
+                if p != f.name.as_ptr() as usize && unsafe { std::slice::from_raw_parts(p as *const u8, n) } != f.name.as_bytes() {
+                    return false;
+                }
+            }
             _ => return false,
         }
         *at += 3;
