@@ -75,6 +75,9 @@ struct Arena {
     /// Arrays (node ids) of at least [`TABLE_ROWS`] objects with the same
     /// keys, found while decoding (see [`JsonWriter::tape`]).
     tables: Vec<usize>,
+    /// The JSON reader's work stacks, kept between calls.
+    reader_values: Vec<usize>,
+    reader_entries: Vec<(Key, usize)>,
 }
 
 /// Rows of an array of objects with the same keys from which a document is
@@ -996,10 +999,17 @@ fn find_quote_or_escape(b: &[u8], mut i: usize) -> usize {
 
 impl<'a> JsonReader<'a> {
     fn read(src: &'a str, arena: &'a mut Arena) -> polywire::Result<usize> {
-        let mut r = JsonReader { input: src.as_bytes(), src, pos: 0, arena, values: Vec::new(), entries: Vec::new() };
+        let values = std::mem::take(&mut arena.reader_values);
+        let entries = std::mem::take(&mut arena.reader_entries);
+        let mut r = JsonReader { input: src.as_bytes(), src, pos: 0, arena, values, entries };
         r.ws();
-        let v = r.value(0)?;
+        let v = r.value(0);
         r.ws();
+        r.values.clear();
+        r.entries.clear();
+        r.arena.reader_values = std::mem::take(&mut r.values);
+        r.arena.reader_entries = std::mem::take(&mut r.entries);
+        let v = v?;
         if r.pos != r.input.len() {
             return Err(json_syntax(r.pos));
         }
@@ -1220,8 +1230,13 @@ impl<'a> JsonReader<'a> {
                 }
                 let (span, src) = self.string()?;
                 let key = Key { span, src };
-                let k = self.arena.key_str(self.src, key);
-                if matches!(k.as_bytes().first(), Some(b'0'..=b'9')) && array_index(k).is_some() {
+                // The first byte, read without slicing the text, says whether
+                // the key may be an array index.
+                let first = if src { self.input.get(span.start) } else { self.arena.text.as_bytes().get(span.start) };
+                if span.len > 0
+                    && matches!(first, Some(b'0'..=b'9'))
+                    && array_index(self.arena.key_str(self.src, key)).is_some()
+                {
                     index_keys = true;
                 }
                 if self.peek() != Some(b':') {
