@@ -414,6 +414,31 @@ def test_repeated_table_headers_match_fresh_ones():
     assert toon.loads(text) == doc
 
 
+def test_duplicate_keys_fail_where_the_reference_fails():
+    # Without hooks, strict decoding lets the dicts tell a duplicate key and
+    # decodes again to locate it; with a hook the decoder tracks keys as it
+    # goes. Both must report the same fault, also when another fault follows.
+    docs = [
+        "a: 1\nb: 2\na: 3",
+        "x:\n  a: 1\n  a: 2",
+        "[2]:\n  - a: 1\n    a: 2\n  - b: 1",
+        "a: 1\nb:\n  c: 1\n  c: [1]\n  d: [2]: 1",
+        "k[2]{a,b}:\n  1,2\n  3,4\nk: 1",
+        "o:\n  p: 1\n  q:\n    r: 1\n    r: 2\n  p: 3",
+        "a: 1\nb: [1]: 1,2\na: 2",
+        "rows[1]:\n  - id: 1\n    tags[1]: x\n    id: 2",
+    ]
+    for doc in docs:
+        for data in (doc, doc.encode()):
+            with pytest.raises(ToonDecodeError) as fast:
+                toon.loads(data)
+            with pytest.raises(ToonDecodeError) as tracked:
+                toon.loads(data, parse_int=int)
+            assert (fast.value.line, str(fast.value)) == (tracked.value.line, str(tracked.value)), doc
+    assert toon.loads("a: 1\nb: 2\na: 3", strict=False) == {"a": 3, "b": 2}
+    assert toon.loads("a:\n  x: 1\nb:\n  x: 2") == {"a": {"x": 1}, "b": {"x": 2}}
+
+
 def test_dicts_are_walked_in_iteration_order():
     # The encoder reads a dict's entry table directly on CPython 3.11-3.13:
     # deleted entries, split tables (instance dicts), tables that once held a

@@ -316,6 +316,15 @@ impl From<PyErr> for BuildError {
     }
 }
 
+#[cold]
+fn duplicate_key() -> BuildError {
+    BuildError::Codec(polywire::Error::new(
+        polywire::Format::Toon,
+        "TOON_DUPLICATE_KEY",
+        "Duplicate sibling key (expected unique keys in strict mode)",
+    ))
+}
+
 impl BuildError {
     pub fn into_pyerr(self, py: Python<'_>) -> PyErr {
         match self {
@@ -334,6 +343,9 @@ pub struct PyBuilder<'py> {
     /// Taken from [`KEY_CACHE`] at the first key and given back on drop,
     /// so documents decoded one after the other share their keys.
     keys: Vec<Option<CachedKey>>,
+    /// Fail an object that received the same key twice (its dict ends up
+    /// smaller than its entries): for `decode_with_builder_checked_keys`.
+    pub reject_duplicate_keys: bool,
 }
 
 thread_local! {
@@ -357,7 +369,7 @@ const KEY_SLOTS: usize = 1024;
 
 impl<'py> PyBuilder<'py> {
     pub fn new(py: Python<'py>) -> Self {
-        PyBuilder { py, keys: Vec::new() }
+        PyBuilder { py, keys: Vec::new(), reject_duplicate_keys: false }
     }
 
     pub fn py(&self) -> Python<'py> {
@@ -489,10 +501,14 @@ impl<'py> Builder for PyBuilder<'py> {
                 return Err(PyErr::fetch(self.py).into());
             }
             let dict = Bound::from_owned_ptr(self.py, dict);
+            let n = entries.len();
             for (k, v) in entries {
                 if ffi::PyDict_SetItem(dict.as_ptr(), k.as_ptr(), v.as_ptr()) != 0 {
                     return Err(PyErr::fetch(self.py).into());
                 }
+            }
+            if self.reject_duplicate_keys && crate::pydict::len(dict.as_ptr()) != n {
+                return Err(duplicate_key());
             }
             Ok(dict)
         }

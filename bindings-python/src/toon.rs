@@ -21,7 +21,7 @@ use crate::errors::{to_pyerr, to_pyerr_as, ToonEncodeError};
 use crate::pydict::DictIter;
 use crate::pyjson::{new_str, type_name, BuildError, PyBuilder};
 use polywire::json::{array_index, Builder};
-use polywire::toon::decode::{decode_bytes_with, decode_with, DecodeOptions, ExpandPaths};
+use polywire::toon::decode::{decode_bytes_with, decode_with, decode_with_builder_checked_keys, DecodeOptions, ExpandPaths};
 use polywire::toon::encode::{encode_into, EncodeOptions, EncodeValue, Kind, KeyFolding, MAX_DEPTH, MAX_INDENT};
 use polywire::toon::Delimiter;
 use polywire::{Error, Format};
@@ -883,6 +883,21 @@ fn dumps<'py>(
 
 // ---------------------------------------------------------------- decoding
 
+/// Decode without hooks. In strict mode the dicts themselves tell a
+/// duplicate key (they end up smaller than their entries), so the decoder
+/// does not track keys; on any error the text is decoded again with
+/// tracking, for the error (and its line) that the reference reports.
+fn decode_plain<'py>(py: Python<'py>, text: &str, opts: &DecodeOptions, b: &mut PyBuilder<'py>) -> Result<Bound<'py, PyAny>, BuildError> {
+    if !opts.strict {
+        return decode_with(text, opts, b);
+    }
+    b.reject_duplicate_keys = true;
+    match decode_with_builder_checked_keys(text, opts, b) {
+        Ok(v) => Ok(v),
+        Err(_) => decode_with(text, opts, &mut PyBuilder::new(py)),
+    }
+}
+
 /// Builder used when a hook is given: numbers go through `parse_int` /
 /// `parse_float` with their text, objects through `object_pairs_hook` or
 /// `object_hook`.
@@ -1023,11 +1038,15 @@ fn loads<'py>(
             let e = Error::new(Format::Toon, "TOON_INVALID_UTF8", "the document holds an unpaired surrogate (expected valid Unicode text)");
             return Err(to_pyerr(py, e));
         };
-        let r = if hooks { decode_with(text, &opts, &mut hb) } else { decode_with(text, &opts, &mut fast) };
+        let r = if hooks { decode_with(text, &opts, &mut hb) } else { decode_plain(py, text, &opts, &mut fast) };
         return r.map_err(|e| decode_error(py, e, Some(text), &[]));
     }
     let mut run = |bytes: &[u8]| -> PyResult<Bound<'py, PyAny>> {
-        let r = if hooks { decode_bytes_with(bytes, &opts, &mut hb) } else { decode_bytes_with(bytes, &opts, &mut fast) };
+        let r = match (hooks, std::str::from_utf8(bytes)) {
+            (false, Ok(text)) => decode_plain(py, text, &opts, &mut fast),
+            (false, Err(_)) => decode_bytes_with(bytes, &opts, &mut fast),
+            (true, _) => decode_bytes_with(bytes, &opts, &mut hb),
+        };
         r.map_err(|e| decode_error(py, e, None, bytes))
     };
     if let Ok(b) = s.cast_exact::<pyo3::types::PyBytes>() {

@@ -138,6 +138,22 @@ pub fn decode_with<B: Builder>(text: &str, opts: &DecodeOptions, b: &mut B) -> R
     decoder(text, opts).document(&mut Plain(b))
 }
 
+/// [`decode_with`] for a builder that itself rejects an object holding the
+/// same key twice (in strict mode; e.g. one that builds a hash map and
+/// compares its size with the entries'): sibling keys are then not
+/// tracked here. The builder's error is not positioned, so a caller that
+/// gets any error decodes again with [`decode_with`] for the error to
+/// report: it finds the same fault, or a duplicate key before it. With
+/// path expansion, the same as [`decode_with`].
+pub fn decode_with_builder_checked_keys<B: Builder>(text: &str, opts: &DecodeOptions, b: &mut B) -> Result<B::Value, B::Error> {
+    if opts.indent == 0 || opts.expand_paths == ExpandPaths::Safe {
+        return decode_with(text, opts, b);
+    }
+    let mut d = decoder(text, opts);
+    d.track_keys = false;
+    d.document(&mut Plain(b))
+}
+
 fn decoder<'a, V, K>(text: &'a str, opts: &DecodeOptions) -> Decoder<'a, V, K> {
     // The work stacks start with room for a typical document (about a line
     // per 20 bytes, at most 64 values deep): growing them from empty cost
@@ -165,6 +181,7 @@ fn decoder<'a, V, K>(text: &'a str, opts: &DecodeOptions) -> Decoder<'a, V, K> {
         field_keys: Vec::new(),
         keys_generation: 0,
         seen: SeenKeys { stack: Vec::with_capacity(room), owned: Vec::new(), big: HashSet::new(), next_id: 0 },
+        track_keys: opts.strict,
         max_depth: MAX_DEPTH,
     }
 }
@@ -1827,6 +1844,9 @@ struct Decoder<'a, V, K> {
     field_keys: Vec<K>,
     keys_generation: u64,
     seen: SeenKeys<'a>,
+    /// Whether sibling keys are tracked for duplicates (strict mode, unless
+    /// the builder checks them: [`decode_with_builder_checked_keys`]).
+    track_keys: bool,
     /// Nesting limit ([`MAX_DEPTH`] or [`EXPAND_MAX_DEPTH`]).
     max_depth: usize,
 }
@@ -1972,7 +1992,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
                 )
                 .into());
         }
-        let seen = self.seen.begin(self.strict);
+        let seen = self.seen.begin(self.track_keys);
         stack.push(Frame::Object { min_depth: 0, depth: Some(0), seen, base: self.entries.len(), level: 1 });
         self.key_value(b, &mut stack, first, 0, seen, 1)?;
         self.run(b, &mut stack)
@@ -2177,7 +2197,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
                     // A nested object: its fields are the deeper lines.
                     self.check_depth_jump(&next, base_depth)?;
                     self.pending.push(k);
-                    let seen = self.seen.begin(self.strict);
+                    let seen = self.seen.begin(self.track_keys);
                     stack.push(Frame::Object {
                         min_depth: base_depth + 1,
                         depth: None,
@@ -2406,7 +2426,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
         level: usize,
     ) -> Result<V, B::Error> {
         let width = count_leaves(fields);
-        let frame = self.seen.begin(self.strict);
+        let frame = self.seen.begin(self.track_keys);
         let base = self.entries.len();
         let mut count = 0usize;
         let (mut start, mut end) = (None, None);
@@ -2561,7 +2581,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
             // table; its rows sit two levels below the hyphen, its other
             // fields one level below.
             self.enter(&item, level)?;
-            let seen = self.seen.begin(self.strict);
+            let seen = self.seen.begin(self.track_keys);
             let key = h.key.clone().unwrap_or_default();
             self.note_key(seen, &key, &item)?;
             stack.push(Frame::Object {
@@ -2582,7 +2602,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
             // `- key: ...` opens an object; its other fields sit one level
             // below the hyphen.
             self.enter(&item, level)?;
-            let seen = self.seen.begin(self.strict);
+            let seen = self.seen.begin(self.track_keys);
             stack.push(Frame::Object {
                 min_depth: item_depth + 1,
                 depth: Some(item_depth + 1),
