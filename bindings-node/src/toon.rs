@@ -1044,6 +1044,9 @@ impl<'a> JsonReader<'a> {
         Ok(self.arena.push(node))
     }
 
+    /// Inlined into the container loops: most values are primitives, read
+    /// without a call; containers recurse through `object`/`array`.
+    #[inline(always)]
     fn value(&mut self, depth: usize) -> polywire::Result<usize> {
         match self.peek() {
             Some(b'"') => {
@@ -1186,6 +1189,7 @@ impl<'a> JsonReader<'a> {
         Ok(i + 2)
     }
 
+    #[inline(never)]
     fn array(&mut self, depth: usize) -> polywire::Result<usize> {
         if depth >= MAX_DEPTH {
             return Err(json_too_deep());
@@ -1214,6 +1218,7 @@ impl<'a> JsonReader<'a> {
         Ok(self.arena.push(Node::Array { start, len }))
     }
 
+    #[inline(never)]
     fn object(&mut self, depth: usize) -> polywire::Result<usize> {
         if depth >= MAX_DEPTH {
             return Err(json_too_deep());
