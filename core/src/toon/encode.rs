@@ -959,8 +959,31 @@ fn dotted_keys<'k, V: EncodeValue<'k>>(obj: &V) -> Result<Option<HashSet<String>
 
 impl Writer<'_> {
     /// Start a line at `depth` indentation levels.
-    #[inline]
+    #[inline(always)]
     fn line(&mut self, depth: usize) {
+        let n = depth * self.indent;
+        let from = usize::from(!self.any_line);
+        if n < 16 && self.out.capacity() - self.out.len() >= 16 {
+            // Most lines: the line break and up to 15 spaces as one 16-byte
+            // store, of which the first `n + 1 - from` bytes are kept.
+            self.any_line = true;
+            let keep = n + 1 - from;
+            // SAFETY: 16 bytes of spare capacity; the source bytes
+            // `from..from + 16` lie inside NEWLINE_SPACES (65 bytes); the
+            // kept bytes are ASCII.
+            unsafe {
+                let v = self.out.as_mut_vec();
+                let len = v.len();
+                std::ptr::copy_nonoverlapping(NEWLINE_SPACES.as_ptr().add(from), v.as_mut_ptr().add(len), 16);
+                v.set_len(len + keep);
+            }
+            return;
+        }
+        self.line_any(depth);
+    }
+
+    #[inline(never)]
+    fn line_any(&mut self, depth: usize) {
         let from = usize::from(!self.any_line);
         self.any_line = true;
         let mut n = depth * self.indent;
