@@ -2776,10 +2776,12 @@ mod tests {
 
     #[test]
     fn find_byte_matches_naive() {
-        let hay = b"abcdefgh\nijklmnopqrstuvwxyz\n0123456789";
-        for from in 0..hay.len() {
-            let naive = hay[from..].iter().position(|&c| c == b'\n').map(|p| p + from);
-            assert_eq!(find_byte(hay, from, b'\n'), naive);
+        let long = format!("{}\n{}\n\n{}", "x".repeat(70), "y".repeat(31), "z".repeat(40));
+        for hay in [&b"abcdefgh\nijklmnopqrstuvwxyz\n0123456789"[..], long.as_bytes(), b"", b"\n", "é\n😀\n".as_bytes()] {
+            for from in 0..=hay.len() + 1 {
+                let naive = hay.get(from..).and_then(|r| r.iter().position(|&c| c == b'\n')).map(|p| p + from);
+                assert_eq!(find_byte(hay, from, b'\n'), naive, "{from}");
+            }
         }
     }
 
