@@ -969,34 +969,6 @@ fn json_too_deep() -> Error {
     json_error_to_toon(Error::new(Format::Json, "JSON_TOO_DEEP", "nesting too deep"))
 }
 
-/// Index of the first `"`, `\` or control character at or after `i`.
-#[inline]
-fn find_quote_or_escape(b: &[u8], mut i: usize) -> usize {
-    #[cfg(target_arch = "x86_64")]
-    while i + 16 <= b.len() {
-        use std::arch::x86_64::*;
-        // SAFETY: 16 bytes at `i` are in `b`; SSE2 is part of x86-64.
-        let m = unsafe {
-            let v = _mm_loadu_si128(b.as_ptr().add(i) as *const __m128i);
-            let ctl = _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0x1f)), _mm_set1_epi8(0x1f));
-            let q = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
-            let s = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
-            _mm_movemask_epi8(_mm_or_si128(ctl, _mm_or_si128(q, s))) as u32
-        };
-        if m != 0 {
-            return i + m.trailing_zeros() as usize;
-        }
-        i += 16;
-    }
-    while let Some(&c) = b.get(i) {
-        if c == b'"' || c == b'\\' || c < 0x20 {
-            break;
-        }
-        i += 1;
-    }
-    i
-}
-
 impl<'a> JsonReader<'a> {
     fn read(src: &'a str, arena: &'a mut Arena) -> polywire::Result<usize> {
         let values = std::mem::take(&mut arena.reader_values);
@@ -1116,7 +1088,7 @@ impl<'a> JsonReader<'a> {
     #[inline]
     fn string(&mut self) -> polywire::Result<(Span, bool)> {
         let start = self.pos + 1;
-        let i = find_quote_or_escape(self.input, start);
+        let i = json::find_special(self.input, start);
         if self.input.get(i) == Some(&b'"') {
             self.pos = i + 1;
             return Ok((Span { start, len: i - start }, true));
@@ -1143,7 +1115,7 @@ impl<'a> JsonReader<'a> {
                 }
                 _ => return Err(json_syntax(i)),
             }
-            i = find_quote_or_escape(input, i);
+            i = json::find_special(input, i);
         }
     }
 
