@@ -466,12 +466,22 @@ impl<'py> Builder for PyBuilder<'py> {
             }
         }
         let key = pyo3::types::PyString::intern(self.py, s).into_any();
-        // The key goes to its first slot; what was there moves to its
-        // second one (two keys meeting at one slot then both stay).
+        // The key goes to a free one of its two slots, else to its first,
+        // and what was there moves to that key's own other slot if it is
+        // free (so keys meeting at a slot all stay where their lookups see
+        // them).
         let entry = CachedKey { len: s.len(), words, text: s.into(), key: key.clone().unbind() };
-        let moved = self.keys.get_mut(slot).and_then(|e| e.replace(entry));
-        if let (Some(entry), Some(moved)) = (self.keys.get_mut(other).filter(|_| other != slot), moved) {
-            *entry = Some(moved);
+        let free = |keys: &[Option<CachedKey>], i: usize| keys.get(i).is_some_and(Option::is_none);
+        let at = if free(&self.keys, slot) || !free(&self.keys, other) { slot } else { other };
+        let moved = self.keys.get_mut(at).and_then(|e| e.replace(entry));
+        if let Some(m) = moved {
+            let (a, b) = key_slots(m.words, m.len);
+            let alt = if a == at { b } else { a };
+            if free(&self.keys, alt) {
+                if let Some(e) = self.keys.get_mut(alt) {
+                    *e = Some(m);
+                }
+            }
         }
         Ok(key)
     }
