@@ -16,7 +16,7 @@ use crate::errors::{invalid_arg, IntoNapi, Result};
 use napi::bindgen_prelude::*;
 use napi::sys;
 use napi_derive::napi;
-use polywire::json::{self, array_index, Builder};
+use polywire::json::{self, array_index, Builder, QuickNumber};
 use polywire::toon::decode::{decode_with, DecodeOptions, ExpandPaths};
 use polywire::toon::encode::{encode_into, EncodeOptions, EncodeValue, Kind, KeyFolding, MAX_DEPTH};
 use polywire::toon::Delimiter;
@@ -810,6 +810,26 @@ impl Builder for Build<'_> {
     /// not with an exponent (it could overflow to infinity, which stays a
     /// string, or underflow to `-0`), not longer than 300 bytes (likewise),
     /// and not a negative zero (the reference gives `0`).
+    /// [`Build::number_token`] without its scans when the decoder read the
+    /// literal already (`quick`: no exponent, at most 18 digits): then only
+    /// a negative zero (value 0 after a `-`) is not kept as text.
+    #[inline]
+    fn number_value(&mut self, text: &str, integer: bool, quick: Option<QuickNumber>) -> polywire::Result<Option<usize>> {
+        if let Some(q) = quick {
+            if let Some(span) = self.src_span(text) {
+                let zero = match q {
+                    QuickNumber::Int(i) => i == 0,
+                    QuickNumber::Float(f) => f == 0.0,
+                };
+                if zero && text.starts_with('-') {
+                    return self.int(0).map(Some);
+                }
+                return Ok(Some(self.arena.push(Node::Num(span))));
+            }
+        }
+        self.number_token(text, integer)
+    }
+
     fn number_token(&mut self, text: &str, integer: bool) -> polywire::Result<Option<usize>> {
         let b = text.as_bytes();
         // `| 0x20` folds 'E' to 'e' and leaves digits, '.' and '-' as they are.
