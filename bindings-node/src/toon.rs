@@ -842,15 +842,7 @@ impl Builder for Build<'_> {
             }
         }
         // The default reading (`Builder::number_token`).
-        if integer {
-            if let Ok(i) = text.parse::<i64>() {
-                return self.int(i).map(Some);
-            }
-        }
-        match text.parse::<f64>() {
-            Ok(f) if f.is_finite() => self.float(if f == 0.0 { 0.0 } else { f }).map(Some),
-            _ => Ok(None),
-        }
+        json::javascript_number(self, text, integer)
     }
 }
 

@@ -518,15 +518,7 @@ pub trait Builder {
     /// number to [`Builder::float`] as the double `Number(text)` gives,
     /// with `-0` as `0`.
     fn number_token(&mut self, text: &str, integer: bool) -> Result<Option<Self::Value>, Self::Error> {
-        if integer {
-            if let Ok(i) = text.parse::<i64>() {
-                return self.int(i).map(Some);
-            }
-        }
-        match text.parse::<f64>() {
-            Ok(f) if f.is_finite() => self.float(if f == 0.0 { 0.0 } else { f }).map(Some),
-            _ => Ok(None),
-        }
+        javascript_number(self, text, integer)
     }
 
     /// [`Builder::number_token`], with the token's value when the decoder
@@ -544,6 +536,20 @@ pub trait Builder {
     ) -> Result<Option<Self::Value>, Self::Error> {
         let _ = quick;
         self.number_token(text, integer)
+    }
+}
+
+/// The default [`Builder::number_token`] (the JavaScript reading), for a
+/// builder that overrides it for some tokens and reads the rest this way.
+pub fn javascript_number<B: Builder + ?Sized>(b: &mut B, text: &str, integer: bool) -> Result<Option<B::Value>, B::Error> {
+    if integer {
+        if let Ok(i) = text.parse::<i64>() {
+            return b.int(i).map(Some);
+        }
+    }
+    match text.parse::<f64>() {
+        Ok(f) if f.is_finite() => b.float(if f == 0.0 { 0.0 } else { f }).map(Some),
+        _ => Ok(None),
     }
 }
 
