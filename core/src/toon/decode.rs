@@ -956,6 +956,18 @@ struct FieldList<'a> {
 /// `Ok(None)` when the line is not an array header; an error when it is a
 /// malformed one (reference `parseArrayHeaderLine` + `resolveArrayHeader`).
 /// A field list goes to `list`.
+/// The error for text in a header where nothing may stand: between the
+/// bracket segment and `next` (its name and what is expected).
+fn header_gap(content: &str, from: usize, to: usize, next: &str) -> Option<Syn> {
+    let gap = sub(content, from, to);
+    if gap.is_empty() {
+        return None;
+    }
+    let t = trim_ws(gap);
+    let what = if t.is_empty() { "whitespace".to_string() } else { format!("content \"{t}\"") };
+    Some(syn("TOON_INVALID_HEADER", format!("Unexpected {what} between bracket segment and {next}"), content, from))
+}
+
 fn parse_header<'a>(content: &'a str, strict: bool, list: &mut FieldList<'a>) -> Result<Option<Header<'a>>, Syn> {
     let b = content.as_bytes();
     let bracket_start = if b.first() == Some(&b'"') {
@@ -997,15 +1009,8 @@ fn parse_header<'a>(content: &'a str, strict: bool, list: &mut FieldList<'a>) ->
         .and_then(|colon| find_unquoted(b.get(..colon).unwrap_or_default(), b'{', bracket_end));
     let mut matching_brace = None;
     if let Some(bs) = brace_start {
-        let gap = sub(content, bracket_end + 1, bs);
-        if !gap.is_empty() {
-            let t = trim_ws(gap);
-            let what = if t.is_empty() { "whitespace".to_string() } else { format!("content \"{t}\"") };
-            return invalid(
-                "TOON_INVALID_HEADER",
-                format!("Unexpected {what} between bracket segment and field list (expected '{{' right after ']')"),
-                bracket_end + 1,
-            );
+        if let Some(e) = header_gap(content, bracket_end + 1, bs, "field list (expected '{' right after ']')") {
+            return Err(e);
         }
         matching_brace = find_matching_brace(b, bs);
         if let Some(end) = matching_brace {
@@ -1019,15 +1024,8 @@ fn parse_header<'a>(content: &'a str, strict: bool, list: &mut FieldList<'a>) ->
             brace_end.min(b.len()),
         );
     };
-    let gap = sub(content, brace_end, colon);
-    if !gap.is_empty() {
-        let t = trim_ws(gap);
-        let what = if t.is_empty() { "whitespace".to_string() } else { format!("content \"{t}\"") };
-        return invalid(
-            "TOON_INVALID_HEADER",
-            format!("Unexpected {what} between bracket segment and colon (expected ':' right after the header)"),
-            brace_end,
-        );
+    if let Some(e) = header_gap(content, brace_end, colon, "colon (expected ':' right after the header)") {
+        return Err(e);
     }
     let mut key = None;
     let key_quoted = b.first() == Some(&b'"');
