@@ -420,7 +420,9 @@ function withLoneSurrogates(input, run) {
       return u >= 0 && u < 0x800 ? `\\u${(0xd800 + u).toString(16)}` : c
     })
   try {
-    return back(run(mapped))
+    const out = run(mapped)
+    // (A tape with doubles is `[json, Float64Array]`.)
+    return typeof out === 'string' ? back(out) : [back(out[0]), out[1]]
   } catch (e) {
     if (e instanceof Error && typeof e.message === 'string') e.message = back(e.message).replace(/\\u(d[89a-f][0-9a-f]{2})/g, (_, h) => String.fromCharCode(parseInt(h, 16)))
     throw e
@@ -454,7 +456,9 @@ function decodeToJson(input, o) {
 // loop, or by a function made for that shape (an object literal, which V8
 // runs at about half the cost of JSON.parse reading every key of every row)
 // once the shape is known to recur.
-const TAPE = { items: null, at: 0 }
+// `F`: the cells of the columns of doubles (`[key, 2]` in a shape), a
+// Float64Array read in order from `f`.
+const TAPE = { items: null, at: 0, F: null, f: 0 }
 
 const ROW_MAKERS = new Map()
 const MAX_ROW_MAKERS = 256
@@ -485,7 +489,7 @@ function genericRow(shape) {
   // Assignment is several times cheaper than defineProperty, and the same
   // unless Object.prototype (or Object.prototype's own) has the key.
   const safe = (key) => !(key in Object.prototype)
-  if (shape.every((c) => (typeof c === 'string' ? safe(c) : safe(c[0]) && (c[1] === 1 || c[1].every(safe))))) {
+  if (shape.every((c) => (typeof c === 'string' ? safe(c) : safe(c[0]) && (typeof c[1] === 'number' || c[1].every(safe))))) {
     return function row(t) {
       const out = {}
       for (const column of shape) {
@@ -493,6 +497,8 @@ function genericRow(shape) {
           out[column] = t[TAPE.at++]
         } else if (column[1] === 1) {
           out[column[0]] = tapeValue()
+        } else if (column[1] === 2) {
+          out[column[0]] = TAPE.F[TAPE.f++]
         } else {
           const inner = {}
           for (const k of column[1]) inner[k] = t[TAPE.at++]
@@ -509,6 +515,8 @@ function genericRow(shape) {
         defineOwn(out, column, t[TAPE.at++])
       } else if (column[1] === 1) {
         defineOwn(out, column[0], tapeValue())
+      } else if (column[1] === 2) {
+        defineOwn(out, column[0], TAPE.F[TAPE.f++])
       } else {
         const inner = {}
         for (const k of column[1]) defineOwn(inner, k, t[TAPE.at++])
@@ -547,10 +555,11 @@ function rowMaker(shape, rows) {
       if (typeof column === 'string') return `${literalKey(column)}: ${cell}`
       const [key, inner] = column
       if (inner === 1) return `${literalKey(key)}: any()`
+      if (inner === 2) return `${literalKey(key)}: F[T.f++]`
       return `${literalKey(key)}: {${inner.map((k) => `${literalKey(k)}: ${cell}`).join(', ')}}`
     })
     try {
-      make = new Function('T', 'any', `return function row(t) { return {${fields.join(', ')}} }`)(TAPE, tapeValue)
+      make = new Function('T', 'any', `return function row(t, F) { return {${fields.join(', ')}} }`)(TAPE, tapeValue)
     } catch {
       // Code generation from strings is off (`--disallow-code-generation-
       // from-strings`, a CSP): the loop gives the same rows.
@@ -590,16 +599,19 @@ function tapeValue() {
       const s = t[TAPE.at++]
       const n = t[TAPE.at++]
       const make = makers[s] ?? (makers[s] = rowMaker(shapes[s], shapeRows[s]))
+      const F = TAPE.F
       const out = []
-      for (let i = 0; i < n; i++) out.push(make(t))
+      for (let i = 0; i < n; i++) out.push(make(t, F))
       return out
     }
   }
 }
 
-function fromTape(items) {
+function fromTape(items, doubles) {
   TAPE.items = items
   TAPE.at = 0
+  TAPE.F = doubles
+  TAPE.f = 0
   shapes = items[items.length - 2]
   shapeRows = items[items.length - 1]
   makers = []
@@ -607,12 +619,14 @@ function fromTape(items) {
   try {
     return tapeValue()
   } finally {
-    TAPE.items = shapes = shapeRows = makers = null
+    TAPE.items = TAPE.F = shapes = shapeRows = makers = null
   }
 }
 
+// A tape with columns of doubles comes as `[json, Float64Array]`.
 function parseDecoded(json) {
-  return json.charCodeAt(0) === 33 ? fromTape(JSON.parse(json.slice(1))) : JSON.parse(json)
+  if (typeof json !== 'string') return fromTape(JSON.parse(json[0].slice(1)), json[1])
+  return json.charCodeAt(0) === 33 ? fromTape(JSON.parse(json.slice(1)), null) : JSON.parse(json)
 }
 
 /** Decode TOON text to a value. */
