@@ -222,8 +222,16 @@ export declare function tetherToolArguments(receiverTyped: string, selector: str
 /** Benchmark only: decode TOON text to JavaScript values built through N-API. */
 export declare function toonDecodeDirect(text: string, indent: number, strict: boolean): unknown
 
-/** Decode TOON text to the reference's event stream, as a JSON array. */
-export declare function toonDecodeEventsJson(text: unknown, indent: number, strict: boolean, expandPaths: boolean): unknown
+/**
+ * Decode TOON text to the reference's event stream, as JSON text
+ * `{"events":[...],"done":bool}`, plus `"error":{"code","message"}` on a
+ * fault: the
+ * events after the first `skip` (a stream's text is decoded again as lines
+ * come: see `toon.js`), then, on a fault, its error (thrown by `toon.js`
+ * after the events, as the reference throws after yielding them). With
+ * `more`, the text is the stream's lines so far: `done` is then false.
+ */
+export declare function toonDecodeEventsJson(text: unknown, indent: number, strict: boolean, more: boolean, skip: number): unknown
 
 /** Decode TOON text to JSON text (for `JSON.parse`). */
 export declare function toonDecodeJson(text: unknown, indent: number, strict: boolean, expandPaths: boolean): unknown

@@ -643,29 +643,102 @@ function decodeFromLines(lines, options) {
   return decode(joinLines(lines), options)
 }
 
-// The reference's event stream for a document, in document order (duplicate
-// keys of non-strict mode included).
-function eventsOf(text, options) {
-  return JSON.parse(nativeDecode(native.toonDecodeEventsJson, text, resolveDecodeOptions(options)))
+// The events of TOON text after the first `skip` (the lines of a stream so
+// far when `more`), as `{ events, done, error }`: a fault is returned, to be
+// thrown once the events before it are yielded, as the reference does.
+function eventsOf(text, o, more, skip) {
+  const run = (t) => native.toonDecodeEventsJson(t, o.indentSize, o.strict, more, skip)
+  let json
+  try {
+    json = run(text)
+  } catch (e) {
+    if (e?.code !== 'TOON_LONE_SURROGATE_INPUT') throw decodeError(e, text)
+    json = withLoneSurrogates(text, run)
+  }
+  const out = JSON.parse(json)
+  if (out.error) {
+    const e = new Error(out.error.message)
+    e.code = out.error.code
+    out.error = decodeError(e, text)
+  }
+  return out
 }
 
-/** Decode TOON lines to JSON events (startObject, key, primitive, ...). */
+/** Milliseconds after which a stream whose lines come slowly is decoded
+ * again (see `LineStream`). */
+const STREAM_WAIT_MS = 20
+
+// A stream's lines, decoded as they come. The native decoder does not
+// resume, so the lines so far are decoded again from the start (the events
+// yielded before skipped) each time their text has doubled since the last
+// decode: about twice the work of one decode in all. For a source whose
+// lines come slowly (a model writing its answer), also once STREAM_WAIT_MS
+// have passed since the last decode and it took at most a quarter of that.
+// The decoder stops at the first line it lacks, so every event it yields is
+// one the lines so far decide: the reference's events in the reference's
+// order, each at most a doubling of the text later than the reference. A
+// line holding '\n' is split there (the reference keeps it one line).
+class LineStream {
+  constructor(options) {
+    this.o = { indentSize: resolveIndent(options), strict: options?.strict ?? true }
+    this.lines = []
+    this.size = 0
+    this.decodedSize = 0
+    this.yielded = 0
+    this.lastDecode = 0
+    this.lastCost = 0
+  }
+
+  push(line) {
+    const s = String(line)
+    this.lines.push(s)
+    this.size += s.length + 1
+  }
+
+  due(now) {
+    if (this.size >= 2 * this.decodedSize) return true
+    return now !== undefined && now - this.lastDecode >= Math.max(STREAM_WAIT_MS, 4 * this.lastCost)
+  }
+
+  *decode(more) {
+    const start = performance.now()
+    const { events, error } = eventsOf(this.lines.join('\n'), this.o, more, this.yielded)
+    this.lastDecode = performance.now()
+    this.lastCost = this.lastDecode - start
+    this.decodedSize = this.size
+    for (const event of events) {
+      this.yielded++
+      yield event
+    }
+    if (error) throw error
+  }
+}
+
+/** Decode TOON lines to JSON events (startObject, key, primitive, ...), as they are read. */
 function decodeStreamSync(lines, options) {
   return (function* events() {
-    yield* eventsOf(joinLines(lines), options)
+    const stream = new LineStream(options)
+    const it = lines[Symbol.iterator]()
+    for (;;) {
+      const next = it.next()
+      if (next.done) return yield* stream.decode(false)
+      stream.push(next.value)
+      if (stream.due()) yield* stream.decode(true)
+    }
   })()
 }
 
-/** Decode TOON lines from a sync or async iterable to JSON events. */
+/** Decode TOON lines from a sync or async iterable to JSON events, as they come. */
 function decodeStream(source, options) {
   return (async function* events() {
-    const lines = []
-    if (source != null && Symbol.asyncIterator in source) {
-      for await (const line of source) lines.push(String(line))
-    } else {
-      for (const line of source) lines.push(String(line))
+    const stream = new LineStream(options)
+    const it = source != null && Symbol.asyncIterator in source ? source[Symbol.asyncIterator]() : source[Symbol.iterator]()
+    for (;;) {
+      const next = await it.next()
+      if (next.done) return yield* stream.decode(false)
+      stream.push(next.value)
+      if (stream.due(performance.now())) yield* stream.decode(true)
     }
-    yield* eventsOf(lines.join('\n'), options)
   })()
 }
 

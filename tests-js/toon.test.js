@@ -303,6 +303,87 @@ test('encodeLines, decodeFromLines and the event streams as the reference', asyn
   assert.throws(() => [...toon.decodeStreamSync(['a[2]: 1'])], ToonDecodeError)
 })
 
+test('event streams: declared lengths, events up to a fault (expected events from the reference 4.4.0)', () => {
+  const events = (lines, options) => {
+    const out = []
+    try {
+      for (const e of toon.decodeStreamSync(lines, options)) out.push(e)
+    } catch (e) {
+      out.push(`${e.constructor.name} ${e.message}`)
+    }
+    return out
+  }
+  const so = { type: 'startObject' }
+  const eo = { type: 'endObject' }
+  const ea = { type: 'endArray' }
+  const key = (k) => ({ type: 'key', key: k })
+  const sa = (length) => ({ type: 'startArray', length })
+  const p = (value) => ({ type: 'primitive', value })
+  // Non-strict: `length` is what the header declares, not what came.
+  assert.deepStrictEqual(events(['a[3]: 1,2'], { strict: false }), [so, key('a'), sa(3), p(1), p(2), ea, eo])
+  assert.deepStrictEqual(events(['a[1]{x}:', '  1', '  2'], { strict: false }), [so, key('a'), sa(1), so, key('x'), p(1), eo, so, key('x'), p(2), eo, ea, eo])
+  // Strict: the events before the fault, then the error.
+  assert.deepStrictEqual(events(['a[3]: 1,2']), [so, key('a'), sa(3), 'ToonDecodeError Line 1: Expected 3 inline-form values, but got 2'])
+  assert.deepStrictEqual(events(['a[3]:', '  - 1', '  - 2']), [so, key('a'), sa(3), p(1), p(2), 'ToonDecodeError Line 3: Expected 3 list-form items, but got 2'])
+  assert.deepStrictEqual(events(['a[1]{x}:', '  1', '  2']), [so, key('a'), sa(1), so, key('x'), p(1), eo, 'ToonDecodeError Line 3: Expected 1 tabular rows, but found more'])
+  assert.deepStrictEqual(events(['k: 1', 'b[2]: x', 'c: [oops']), [so, key('k'), p(1), key('b'), sa(2), 'ToonDecodeError Line 2: Expected 2 inline-form values, but got 1'])
+})
+
+test('event streams read their lines as they need them', async () => {
+  // A long source: the first events come, and a consumer that stops
+  // has made the source produce a few lines only (the text read is decoded
+  // again each time it doubles).
+  let pulled = 0
+  function* endless() {
+    pulled++
+    yield 'items[1000000]:'
+    // (Bounded, so that a decoder reading ahead fails the test, not the run.)
+    while (pulled < 100000) {
+      pulled++
+      yield '  - x'
+    }
+  }
+  const first = []
+  for (const e of toon.decodeStreamSync(endless())) {
+    first.push(e)
+    if (first.length === 6) break
+  }
+  assert.deepStrictEqual(first.slice(0, 4), [{ type: 'startObject' }, { type: 'key', key: 'items' }, { type: 'startArray', length: 1000000 }, { type: 'primitive', value: 'x' }])
+  assert.ok(pulled <= 16, `pulled ${pulled} lines`)
+
+  // A source whose lines come slowly (a model writing): the events of a line
+  // come before the source has the line after next.
+  // (The source waits for the event `36` before its last line, or gives up
+  // after two seconds, which fails the test rather than hanging it.)
+  let seen36 = false
+  let release
+  const gate = new Promise((resolve) => {
+    release = resolve
+    setTimeout(resolve, 2000)
+  })
+  let seenBeforeLastLine = false
+  async function* slow() {
+    yield 'name: Ada'
+    await new Promise((resolve) => setTimeout(resolve, 30))
+    yield 'age: 36'
+    await new Promise((resolve) => setTimeout(resolve, 30))
+    yield 'city: London'
+    await gate
+    seenBeforeLastLine = seen36
+    yield 'role: engineer'
+  }
+  const got = []
+  for await (const e of toon.decodeStream(slow())) {
+    got.push(e)
+    if (e.type === 'primitive' && e.value === 36) {
+      seen36 = true
+      release()
+    }
+  }
+  assert.ok(seenBeforeLastLine, 'the events of a line came only once the source had ended')
+  assert.deepStrictEqual(got.filter((e) => e.type === 'key').map((e) => e.key), ['name', 'age', 'city', 'role'])
+})
+
 test('bad input neither crashes nor allocates ahead of the data', () => {
   const deep = 'a:\n' + Array.from({ length: 3000 }, (_, i) => ' '.repeat(2 * (i + 1)) + 'a:').join('\n')
   assert.throws(() => decode(deep), (e) => e instanceof ToonDecodeError && e.code === 'TOON_TOO_DEEP')

@@ -236,10 +236,39 @@ function outcome(fn) {
   }
 }
 
-test(`${DOCS} random documents: encode byte-identical, decode equal; ${DOCS * MUTANTS_PER_DOC} mutants: same acceptance and error line`, async () => {
+// The events a stream decoder yields for `text` given as lines, and the
+// error it throws after them, if any.
+function streamOf(mod, text, options) {
+  const events = []
+  try {
+    for (const event of mod.decodeStreamSync(text.split('\n'), options)) events.push(event)
+  } catch (error) {
+    return { events, error }
+  }
+  return { events, error: null }
+}
+
+// decodeStreamSync: the reference's events, in its order, up to the same
+// fault (then the same error).
+function assertSameStream(ref, text, options, where) {
+  const r = streamOf(ref, text, options)
+  const p = streamOf(toon, text, options)
+  assert.deepStrictEqual(p.events, r.events, `${where}: events`)
+  assert.equal(p.error === null, r.error === null, `${where}: reference ${r.error?.message}, polywire ${p.error?.message}`)
+  if (r.error) {
+    assert.ok(p.error instanceof toon.ToonDecodeError, where)
+    assert.equal(p.error.line, r.error.line, `${where}: ${p.error.message} vs ${r.error.message}`)
+    const cut = p.error.message.indexOf('\uFFFD')
+    const [mine, theirs] = cut === -1 ? [p.error.message, r.error.message] : [p.error.message.slice(0, cut), r.error.message.slice(0, cut)]
+    assert.ok(mine.startsWith(theirs), `${where}: ${p.error.message} vs ${r.error.message}`)
+  }
+  return r.error !== null
+}
+
+test(`${DOCS} random documents: encode byte-identical, decode and stream events equal; ${DOCS * MUTANTS_PER_DOC} mutants: same acceptance and error line, same events up to the fault`, async () => {
   const ref = await import('@toon-format/toon')
   const g = generator(SEED)
-  const stats = { docs: 0, tabular: 0, keyed: 0, groups: 0, mutants: 0, rejected: 0, nonStrictRejected: 0 }
+  const stats = { docs: 0, tabular: 0, keyed: 0, groups: 0, mutants: 0, rejected: 0, nonStrictRejected: 0, streamFaults: 0 }
   for (let n = 0; n < DOCS; n++) {
     const doc = g.document()
     const opts = { delimiter: g.pick([',', '\t', '|']), indentSize: g.pick([2, 4]) }
@@ -252,6 +281,7 @@ test(`${DOCS} random documents: encode byte-identical, decode equal; ${DOCS * MU
     if (/\[\d+:/.test(want)) stats.keyed++
     if (/\{[^}\n]*\{/.test(want)) stats.groups++
     assert.deepStrictEqual(toon.decode(want, opts), ref.decode(want, opts), what())
+    assertSameStream(ref, want, { indentSize: opts.indentSize }, what())
 
     for (let m = 0; m < MUTANTS_PER_DOC; m++) {
       const text = g.mutate(want)
@@ -276,12 +306,16 @@ test(`${DOCS} random documents: encode byte-identical, decode equal; ${DOCS * MU
         const [mine, theirs] = cut === -1 ? [p.error.message, r.error.message] : [p.error.message.slice(0, cut), r.error.message.slice(0, cut)]
         assert.ok(mine.startsWith(theirs), `${where}: ${p.error.message} vs ${r.error.message}`)
       }
+      for (const strict of [true, false]) {
+        const where = `seed ${SEED} doc ${n} mutant ${m} strict=${strict} stream ${JSON.stringify(text)}`
+        if (assertSameStream(ref, text, { indentSize: opts.indentSize, strict }, where)) stats.streamFaults++
+      }
       stats.mutants++
     }
   }
   // The generator reaches every form, and enough mutants fail in strict mode.
   assert.equal(stats.docs, DOCS)
   assert.ok(stats.tabular > DOCS / 10 && stats.keyed > DOCS / 20 && stats.groups > DOCS / 50, JSON.stringify(stats))
-  assert.ok(stats.rejected >= 500, JSON.stringify(stats))
+  assert.ok(stats.rejected >= 500 && stats.streamFaults >= 500, JSON.stringify(stats))
   console.log(`# differential: ${JSON.stringify(stats)}`)
 })

@@ -17,7 +17,7 @@ use napi::bindgen_prelude::*;
 use napi::sys;
 use napi_derive::napi;
 use polywire::json::{self, array_index, Builder, QuickNumber};
-use polywire::toon::decode::{decode_with, DecodeOptions, ExpandPaths};
+use polywire::toon::decode::{decode_events, decode_with, DecodeOptions, Event, ExpandPaths, Input, Primitive, Progress};
 use polywire::toon::encode::{encode_into, EncodeOptions, EncodeValue, Kind, KeyFolding, MAX_DEPTH};
 use polywire::toon::Delimiter;
 use polywire::{Error, Format};
@@ -513,6 +513,42 @@ impl JsonWriter<'_> {
         }
     }
 
+    /// One decode event as the reference's event object, and a comma.
+    fn event(&mut self, e: &Event<'_>) {
+        match e {
+            Event::StartObject => self.out.extend_from_slice(b"{\"type\":\"startObject\"},"),
+            Event::EndObject => self.out.extend_from_slice(b"{\"type\":\"endObject\"},"),
+            Event::EndArray => self.out.extend_from_slice(b"{\"type\":\"endArray\"},"),
+            Event::StartArray { length } => {
+                self.out.extend_from_slice(b"{\"type\":\"startArray\",\"length\":");
+                if length.is_finite() {
+                    json::write_f64(self.out, *length);
+                } else {
+                    // A declared length beyond the doubles: JSON.parse reads
+                    // `1e999` as Infinity, the reference's length.
+                    self.out.extend_from_slice(b"1e999");
+                }
+                self.out.extend_from_slice(b"},");
+            }
+            Event::Key(k) => {
+                self.out.extend_from_slice(b"{\"type\":\"key\",\"key\":");
+                self.string(k);
+                self.out.extend_from_slice(b"},");
+            }
+            Event::Primitive(p) => {
+                self.out.extend_from_slice(b"{\"type\":\"primitive\",\"value\":");
+                match p {
+                    Primitive::Null => self.out.extend_from_slice(b"null"),
+                    Primitive::Bool(true) => self.out.extend_from_slice(b"true"),
+                    Primitive::Bool(false) => self.out.extend_from_slice(b"false"),
+                    Primitive::Number(n) => json::write_f64(self.out, *n),
+                    Primitive::String(s) => self.string(s),
+                }
+                self.out.extend_from_slice(b"},");
+            }
+        }
+    }
+
     /// Node `id` as a tape for `toon.js` (`fromTape`), for documents with a
     /// long table (`Arena::tables`): `JSON.parse` pays for every key of
     /// every object, while an object literal made once for a table's keys
@@ -662,38 +698,6 @@ impl JsonWriter<'_> {
         shapes.kinds = kinds;
     }
 
-    /// Node `id` as the reference's decode events (`startObject`, `key`,
-    /// `primitive`, ...), in document order, as JSON objects each followed
-    /// by a comma.
-    fn events(&mut self, id: usize) {
-        let arena = self.arena;
-        match arena.nodes.get(id).copied().unwrap_or(Node::Null) {
-            Node::Array { start, len } => {
-                self.out.extend_from_slice(b"{\"type\":\"startArray\",\"length\":");
-                json::write_u64(self.out, len as u64);
-                self.out.extend_from_slice(b"},");
-                for &item in arena.items.get(start..start + len).unwrap_or_default() {
-                    self.events(item);
-                }
-                self.out.extend_from_slice(b"{\"type\":\"endArray\"},");
-            }
-            Node::Object { start, len, .. } => {
-                self.out.extend_from_slice(b"{\"type\":\"startObject\"},");
-                for &(k, v) in arena.entries.get(start..start + len).unwrap_or_default() {
-                    self.out.extend_from_slice(b"{\"type\":\"key\",\"key\":");
-                    self.key(k);
-                    self.out.extend_from_slice(b"},");
-                    self.events(v);
-                }
-                self.out.extend_from_slice(b"{\"type\":\"endObject\"},");
-            }
-            _ => {
-                self.out.extend_from_slice(b"{\"type\":\"primitive\",\"value\":");
-                self.value(id);
-                self.out.extend_from_slice(b"},");
-            }
-        }
-    }
 }
 
 const KIND_PLAIN: u8 = 0;
@@ -1690,28 +1694,46 @@ unsafe fn with_doubles<'env>(env: &'env Env, json: Unknown<'env>, doubles: &[f64
     Ok(Unknown::from_raw_unchecked(raw, pair))
 }
 
-/// Decode TOON text to the reference's event stream, as a JSON array.
+/// Decode TOON text to the reference's event stream, as JSON text
+/// `{"events":[...],"done":bool}`, plus `"error":{"code","message"}` on a
+/// fault: the
+/// events after the first `skip` (a stream's text is decoded again as lines
+/// come: see `toon.js`), then, on a fault, its error (thrown by `toon.js`
+/// after the events, as the reference throws after yielding them). With
+/// `more`, the text is the stream's lines so far: `done` is then false.
 #[napi(js_name = "toonDecodeEventsJson")]
-pub fn decode_events_json<'env>(
-    env: &'env Env,
-    text: Unknown<'env>,
-    indent: u32,
-    strict: bool,
-    expand_paths: bool,
-) -> Result<Unknown<'env>> {
-    let opts = decode_options(indent, strict, expand_paths);
+pub fn decode_events_json<'env>(env: &'env Env, text: Unknown<'env>, indent: u32, strict: bool, more: bool, skip: f64) -> Result<Unknown<'env>> {
+    let opts = decode_options(indent, strict, false);
     with_scratch(|s| {
         let Scratch { input, output, wide, arena, .. } = s;
         let text = unsafe { read_string(env.raw(), text.value().value, input, wide, true)? };
-        let root = decode_with(text, &opts, &mut Build { arena, src: text }).napi()?;
-        output.push(b'[');
+        output.clear();
+        output.extend_from_slice(b"{\"events\":[");
         let mut w = JsonWriter { arena, src: text, out: output, non_ascii: false };
-        w.events(root);
-        let non_ascii = w.non_ascii;
-        if output.len() > 1 {
-            output.pop(); // the last comma
+        let mut seen = 0f64;
+        let input = if more { Input::SoFar } else { Input::Whole };
+        let r = decode_events(text, &opts, input, &mut |e| {
+            seen += 1.0;
+            if seen > skip {
+                w.event(&e);
+            }
+        });
+        if w.out.last() == Some(&b',') {
+            w.out.pop();
         }
-        output.push(b']');
+        match r {
+            Ok(progress) => {
+                w.out.extend_from_slice(if progress == Progress::Done { b"],\"done\":true}" } else { b"],\"done\":false}" });
+            }
+            Err(e) => {
+                w.out.extend_from_slice(b"],\"done\":false,\"error\":{\"code\":");
+                w.string(e.code());
+                w.out.extend_from_slice(b",\"message\":");
+                w.string(&e.to_string());
+                w.out.extend_from_slice(b"}}");
+            }
+        }
+        let non_ascii = w.non_ascii;
         unsafe { make_json_string(env, output, non_ascii) }
     })
 }

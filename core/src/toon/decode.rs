@@ -171,6 +171,7 @@ fn decoder<'a, V, K>(text: &'a str, opts: &DecodeOptions) -> Decoder<'a, V, K> {
             blanks: Vec::new(),
             indent: opts.indent,
             strict: opts.strict,
+            more: false,
         },
         values: Vec::with_capacity(room),
         entries: Vec::with_capacity(room),
@@ -216,6 +217,9 @@ fn utf8_error(bytes: &[u8], bad: usize) -> Error {
     .at_line(line, Some(column))
 }
 
+mod events;
+pub use events::{decode_events, Event, Input, Primitive, Progress};
+
 // ---------------------------------------------------------------- lines
 
 /// One significant line (not blank, not a comment).
@@ -247,7 +251,20 @@ struct Reader<'a> {
     blanks: Vec<usize>,
     indent: usize,
     strict: bool,
+    /// The text is the lines of a stream read so far, and more may follow:
+    /// reading past its last line is [`need_more`], not the end.
+    more: bool,
 }
+
+/// The error a decoder of a stream's lines so far stops with when it needs
+/// a line that has not come yet ([`NEED_MORE`]).
+#[cold]
+fn need_more(line: usize) -> Error {
+    Error::new(Format::Toon, NEED_MORE, "expected more lines (the stream has not ended)").at_line(line + 1, None)
+}
+
+/// The code of [`need_more`]'s error.
+pub(crate) const NEED_MORE: &str = "TOON_NEED_MORE";
 
 impl<'a> Reader<'a> {
     /// The next line, read once and then held until consumed (the decoder
@@ -277,7 +294,7 @@ impl<'a> Reader<'a> {
         let bytes = text.as_bytes();
         loop {
             if self.pos > bytes.len() {
-                return Ok(None);
+                return if self.more { Err(need_more(self.number)) } else { Ok(None) };
             }
             let start = self.pos;
             let end = find_byte(bytes, start, b'\n').unwrap_or(bytes.len());
@@ -2824,6 +2841,39 @@ mod tests {
             fn strict_acceptance_implies_same_lax_value(text in toonish(), indent in 1usize..5) {
                 if let Ok(v) = decode(&text, &opts(true, indent)) {
                     prop_assert_eq!(decode(&text, &opts(false, indent)).ok(), Some(v));
+                }
+            }
+
+            /// The event stream describes the value `decode` gives, or ends
+            /// with its error; the lines so far give a prefix of it, and an
+            /// error there is the whole text's error.
+            #[test]
+            fn events_agree_with_decode(text in toonish(), strict: bool, indent in 1usize..5) {
+                use super::super::events::tests::{as_doubles, events_of, value_of};
+                let o = opts(strict, indent);
+                let (all, r) = events_of(&text, &o, Input::Whole);
+                match decode(&text, &o) {
+                    Ok(v) => {
+                        prop_assert_eq!(r.as_ref().ok(), Some(&Progress::Done));
+                        prop_assert_eq!(value_of(&all), Some(as_doubles(v)));
+                    }
+                    Err(e) => {
+                        let got = r.as_ref().err().map(|g| (g.code(), g.line(), g.column(), g.message().to_string()));
+                        prop_assert_eq!(got, Some((e.code(), e.line(), e.column(), e.message().to_string())));
+                    }
+                }
+                let lines: Vec<&str> = text.split('\n').collect();
+                for n in 1..=lines.len() {
+                    let (some, rs) = events_of(&lines[..n].join("\n"), &o, Input::SoFar);
+                    prop_assert!(some.len() <= all.len() && some[..] == all[..some.len()], "{:?}", &lines[..n]);
+                    match rs {
+                        Ok(p) => prop_assert_eq!(p, Progress::NeedsMore),
+                        Err(e) => {
+                            prop_assert_eq!(some.len(), all.len());
+                            let whole = r.as_ref().err().map(|g| (g.code(), g.line(), g.column()));
+                            prop_assert_eq!(whole, Some((e.code(), e.line(), e.column())));
+                        }
+                    }
                 }
             }
 
