@@ -13,6 +13,14 @@ const toon = require('polywire/toon')
 
 const reference = () => import('@toon-format/toon')
 
+// Seeded numbers in [0, 1).
+function lcg(seed) {
+  return () => {
+    seed = (seed * 1103515245 + 12345) >>> 0
+    return seed / 2 ** 32
+  }
+}
+
 // Same value, same key order, and -0 told apart from 0.
 function assertSame(actual, expected, what) {
   const tag = (v) => JSON.stringify(v, (k, x) => (Object.is(x, -0) ? '<-0>' : x))
@@ -104,11 +112,7 @@ const TAPE_KEYS = ['id', '__proto__', 'constructor', '0', '10', '1', 'é', '😀
 
 test('decode: tables of many rows read as the reference reads them', async () => {
   const ref = await reference()
-  let seed = 5
-  const rnd = () => {
-    seed = (seed * 1103515245 + 12345) >>> 0
-    return seed / 2 ** 32
-  }
+  const rnd = lcg(5)
   const pick = (a) => a[Math.floor(rnd() * a.length)]
   const cell = (d) => {
     const r = rnd()
@@ -144,11 +148,7 @@ test('decode: tables of many rows read as the reference reads them', async () =>
 // reads from the text, in loop-built rows and in made row functions.
 test('decode: columns of doubles read as the reference reads them', async () => {
   const ref = await reference()
-  let seed = 11
-  const rnd = () => {
-    seed = (seed * 1103515245 + 12345) >>> 0
-    return seed / 2 ** 32
-  }
+  const rnd = lcg(11)
   const digits = (n) => Array.from({ length: n }, () => Math.floor(rnd() * 10)).join('')
   const literal = () => {
     const r = rnd()

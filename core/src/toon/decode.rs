@@ -2740,6 +2740,8 @@ mod tests {
             s.push_str("a:\n");
         }
         assert_eq!(d(&s).unwrap_err().code(), "TOON_TOO_DEEP");
+        let (_, events) = events::tests::events_of(&s, &DecodeOptions::default(), Input::Whole);
+        assert_eq!(events.unwrap_err().code(), "TOON_TOO_DEEP");
         let mut s = String::new();
         for i in 0..MAX_DEPTH - 1 {
             s.push_str(&"  ".repeat(i));

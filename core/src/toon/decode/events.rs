@@ -769,14 +769,9 @@ pub(super) mod tests {
         assert_eq!(value_of(&all), Some(as_doubles(json!({"a": 1, "b": ["x", "y"], "c": 2}))));
     }
 
+    /// (Nested objects: `decode`'s `nesting_is_bounded` checks both.)
     #[test]
-    fn nesting_is_bounded() {
-        let mut s = String::new();
-        for i in 0..MAX_DEPTH + 5 {
-            s.push_str(&"  ".repeat(i));
-            s.push_str("a:\n");
-        }
-        assert_eq!(events_of(&s, &strict(), Input::Whole).1.unwrap_err().code(), "TOON_TOO_DEEP");
+    fn nested_lists_are_bounded() {
         let list = format!("{}x", (0..MAX_DEPTH + 5).map(|i| format!("{}- [1]:\n", "  ".repeat(i))).collect::<String>());
         assert_eq!(events_of(&list, &strict(), Input::Whole).1.unwrap_err().code(), decode(&list, &strict()).unwrap_err().code());
     }
