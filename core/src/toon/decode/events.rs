@@ -7,9 +7,9 @@
 //! and stops at a fault with its events so far already yielded; so events
 //! come from their own walk, which follows the reference's generators step
 //! for step (the same checks, in the same order, around the same yields)
-//! and shares the value decoder's line reader, lexing and errors. It
-//! recurses as the reference does, bounded by [`MAX_DEPTH`] like the value
-//! decoder.
+//! and shares the value decoder's line reader, lexing and errors. Open
+//! objects and lists are an explicit stack (the reference recurses),
+//! bounded by [`MAX_DEPTH`] like the value decoder.
 //!
 //! A stream's lines can be decoded as far as they go ([`Input::SoFar`]):
 //! the walk stops where it needs a line that has not come, having reported
