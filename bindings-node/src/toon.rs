@@ -80,6 +80,8 @@ struct Arena {
     /// Arrays (node ids) of at least [`TABLE_ROWS`] objects with the same
     /// keys, found while decoding (see [`JsonWriter::tape`]).
     tables: Vec<usize>,
+    /// [`DirectJson`]'s stack of open containers, kept between calls.
+    direct_open: Vec<usize>,
     /// The JSON reader's work stacks, kept between calls.
     reader_values: Vec<usize>,
     reader_entries: Vec<(Key, usize)>,
@@ -911,6 +913,183 @@ impl Builder for Build<'_> {
     }
 }
 
+/// Writes the JSON text of the document being decoded as the builder calls
+/// come (they come in document order: `Builder::begin_*`), with no arena,
+/// for documents short enough that a table long enough for a tape is rare:
+/// one that has one stops with [`USE_TAPE`] and is decoded again through
+/// the arena. Numbers are kept as text as [`Build`] keeps them.
+struct DirectJson<'a> {
+    w: JsonWriter<'a>,
+    /// A value was written last: the next item or key needs a comma.
+    comma: bool,
+    /// The open containers, innermost last: for an array, its items that
+    /// are objects so far (`usize::MAX` for an object).
+    open: Vec<usize>,
+}
+
+/// [`DirectJson`]'s error for a document with an array of at least
+/// [`TABLE_ROWS`] objects.
+const USE_TAPE: &str = "TOON_USE_TAPE";
+
+impl DirectJson<'_> {
+    #[inline]
+    fn value(&mut self) {
+        if std::mem::replace(&mut self.comma, true) {
+            self.w.out.push(b',');
+        }
+    }
+
+    #[inline]
+    fn open(&mut self, bracket: u8, objects: usize) {
+        if std::mem::take(&mut self.comma) {
+            self.w.out.push(b',');
+        }
+        self.w.out.push(bracket);
+        self.open.push(objects);
+    }
+
+    /// A container closed: count an object as an item of its array.
+    #[inline]
+    fn close(&mut self, bracket: u8, object: bool) {
+        self.w.out.push(bracket);
+        self.comma = true;
+        self.open.pop();
+        if object {
+            if let Some(n) = self.open.last_mut().filter(|n| **n != usize::MAX) {
+                *n += 1;
+            }
+        }
+    }
+
+    /// `s` as a JSON string: read within the source text when it is a
+    /// slice of it (whole words may then be read past its end).
+    #[inline]
+    fn text(&mut self, s: &str) {
+        let src = self.w.src;
+        match (s.as_ptr() as usize).checked_sub(src.as_ptr() as usize) {
+            Some(start) if start + s.len() <= src.len() => self.w.string_in(src, Span { start, len: s.len() }),
+            _ => self.w.string(s),
+        }
+    }
+
+    fn number_text(&mut self, text: &str, negative_zero: bool) -> polywire::Result<Option<()>> {
+        self.value();
+        if negative_zero {
+            self.w.out.push(b'0');
+        } else {
+            self.w.bytes(text.as_bytes());
+        }
+        Ok(Some(()))
+    }
+}
+
+impl Builder for DirectJson<'_> {
+    type Value = ();
+    type Key = ();
+    type Error = Error;
+
+    #[inline]
+    fn null(&mut self) -> polywire::Result<()> {
+        self.value();
+        self.w.out.extend_from_slice(b"null");
+        Ok(())
+    }
+    #[inline]
+    fn bool(&mut self, b: bool) -> polywire::Result<()> {
+        self.value();
+        self.w.out.extend_from_slice(if b { b"true" } else { b"false" });
+        Ok(())
+    }
+    #[inline]
+    fn int(&mut self, i: i64) -> polywire::Result<()> {
+        self.value();
+        json::write_i64(self.w.out, i);
+        Ok(())
+    }
+    fn big_int(&mut self, digits: &str) -> polywire::Result<()> {
+        // JavaScript numbers: beyond i64 a literal is a double.
+        self.float(digits.parse::<f64>().unwrap_or(f64::NAN))
+    }
+    #[inline]
+    fn float(&mut self, f: f64) -> polywire::Result<()> {
+        self.value();
+        json::write_f64(self.w.out, f);
+        Ok(())
+    }
+    #[inline]
+    fn string(&mut self, s: &str) -> polywire::Result<()> {
+        self.value();
+        self.text(s);
+        Ok(())
+    }
+    #[inline]
+    fn key(&mut self, s: &str) -> polywire::Result<()> {
+        if std::mem::take(&mut self.comma) {
+            self.w.out.push(b',');
+        }
+        self.text(s);
+        self.w.out.push(b':');
+        Ok(())
+    }
+    #[inline]
+    fn key_again(&mut self, _: &(), s: &str) -> polywire::Result<()> {
+        self.key(s)
+    }
+    #[inline]
+    fn key_ahead(&mut self, _: &str) -> polywire::Result<()> {
+        Ok(())
+    }
+    #[inline]
+    fn begin_array(&mut self) -> polywire::Result<()> {
+        self.open(b'[', 0);
+        Ok(())
+    }
+    #[inline]
+    fn begin_object(&mut self) -> polywire::Result<()> {
+        self.open(b'{', usize::MAX);
+        Ok(())
+    }
+    #[inline]
+    fn array(&mut self, _: Drain<'_, ()>) -> polywire::Result<()> {
+        if self.open.last().is_some_and(|&n| n != usize::MAX && n >= TABLE_ROWS) {
+            return Err(Error::new(Format::Toon, USE_TAPE, "a long table: decoded again for a tape"));
+        }
+        self.close(b']', false);
+        Ok(())
+    }
+    #[inline]
+    fn object(&mut self, _: Drain<'_, ((), ())>) -> polywire::Result<()> {
+        self.close(b'}', true);
+        Ok(())
+    }
+
+    /// As [`Build::number_value`] keeps it: the literal's text, but `0` for
+    /// a negative zero.
+    #[inline]
+    fn number_value(&mut self, text: &str, integer: bool, quick: Option<QuickNumber>) -> polywire::Result<Option<()>> {
+        match quick {
+            Some(QuickNumber::Int(i)) => self.number_text(text, i == 0 && text.starts_with('-')),
+            Some(QuickNumber::Float(f)) => self.number_text(text, f == 0.0 && text.starts_with('-')),
+            None => self.number_token(text, integer),
+        }
+    }
+
+    /// As [`Build::number_token`].
+    fn number_token(&mut self, text: &str, integer: bool) -> polywire::Result<Option<()>> {
+        let b = text.as_bytes();
+        if b.len() <= 300 && !b.iter().any(|&c| c | 0x20 == b'e') {
+            let negative_zero = b.first() == Some(&b'-') && !b.iter().any(|c| matches!(c, b'1'..=b'9'));
+            return self.number_text(text, negative_zero);
+        }
+        json::javascript_number(self, text, integer)
+    }
+}
+
+/// Texts up to this length are decoded straight to JSON text
+/// ([`DirectJson`]); longer ones through the arena, which finds the tables
+/// that go as a tape.
+const DIRECT_JSON_MAX: usize = 16 * 1024;
+
 /// An arena and the text its spans point into.
 struct ArenaDoc<'a> {
     arena: &'a Arena,
@@ -1640,6 +1819,21 @@ pub fn decode_json<'env>(env: &'env Env, text: Unknown<'env>, indent: u32, stric
     with_scratch(|s| {
         let Scratch { input, output, wide, arena, shapes } = s;
         let text = unsafe { read_string(env.raw(), text.value().value, input, wide, true)? };
+        if text.len() <= DIRECT_JSON_MAX {
+            output.clear();
+            output.reserve(text.len() + text.len() / 2 + 16);
+            let open = std::mem::take(&mut arena.direct_open);
+            let mut d = DirectJson { w: JsonWriter { arena, src: text, out: output, non_ascii: false }, comma: false, open };
+            let r = decode_with(text, &opts, &mut d);
+            let (non_ascii, mut open) = (d.w.non_ascii, d.open);
+            open.clear();
+            arena.direct_open = open;
+            match r {
+                Ok(()) => return unsafe { make_json_string(env, output, non_ascii) },
+                Err(e) if e.code() == USE_TAPE => output.clear(),
+                Err(e) => return Err(e).napi(),
+            }
+        }
         let root = decode_with(text, &opts, &mut Build { arena, src: text }).napi()?;
         // JSON is about as long as TOON (tables repeat their keys per row).
         output.reserve(text.len() + text.len() / 2 + 16);

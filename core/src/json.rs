@@ -506,6 +506,30 @@ pub trait Builder {
     fn array(&mut self, items: Drain<'_, Self::Value>) -> Result<Self::Value, Self::Error>;
     fn object(&mut self, entries: Drain<'_, (Self::Key, Self::Value)>) -> Result<Self::Value, Self::Error>;
 
+    /// An array's items are about to be made (then [`Builder::array`]
+    /// closes it). With these two calls and [`Builder::key_ahead`], every
+    /// value, key and bracket reaches a builder in document order, so one
+    /// can write text as it goes instead of building. The default does
+    /// nothing.
+    #[inline]
+    fn begin_array(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+
+    /// An object's entries are about to be made (then [`Builder::object`]).
+    #[inline]
+    fn begin_object(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+
+    /// A key made ahead of the entries that use it, each of which then
+    /// asks for it with [`Builder::key_again`] (a TOON table's field
+    /// names). The default is [`Builder::key`].
+    #[inline]
+    fn key_ahead(&mut self, s: &str) -> Result<Self::Key, Self::Error> {
+        self.key(s)
+    }
+
     /// A number token of a text format (TOON), with its source text, so a
     /// builder can see the literal (Python's `parse_int`/`parse_float`
     /// hooks, exact big integers). `text` matches
@@ -759,6 +783,7 @@ impl<'a, V, K> Parser<'a, V, K> {
 
     fn array<B: Builder<Value = V, Key = K>>(&mut self, b: &mut B, depth: usize) -> Result<V, B::Error> {
         self.enter(depth)?;
+        b.begin_array()?;
         self.pos += 1; // '['
         let base = self.values.len();
         self.skip_ws();
@@ -784,6 +809,7 @@ impl<'a, V, K> Parser<'a, V, K> {
 
     fn object<B: Builder<Value = V, Key = K>>(&mut self, b: &mut B, depth: usize) -> Result<V, B::Error> {
         self.enter(depth)?;
+        b.begin_object()?;
         self.pos += 1; // '{'
         let base = self.entries.len();
         self.skip_ws();

@@ -158,8 +158,10 @@ fn reference_vectors() {
 
 mod round_trip {
     use super::same;
-    use polywire::toon::decode::{decode, DecodeOptions, ExpandPaths};
+    use polywire::json::Builder;
+    use polywire::toon::decode::{decode, decode_with, DecodeOptions, ExpandPaths};
     use polywire::toon::encode::{encode_value, EncodeOptions, KeyFolding};
+    use std::vec::Drain;
     use polywire::toon::Delimiter;
     use proptest::prelude::*;
     use serde_json::Value;
@@ -204,6 +206,72 @@ mod round_trip {
         })
     }
 
+    /// Writes JSON text in the order the builder calls come.
+    #[derive(Default)]
+    struct Writer {
+        out: String,
+        comma: bool,
+    }
+
+    impl Writer {
+        fn put(&mut self, open: bool, text: &str) -> polywire::Result<()> {
+            if std::mem::replace(&mut self.comma, !open) {
+                self.out.push(',');
+            }
+            self.out.push_str(text);
+            Ok(())
+        }
+    }
+
+    impl Builder for Writer {
+        type Value = ();
+        type Key = ();
+        type Error = polywire::Error;
+        fn null(&mut self) -> polywire::Result<()> {
+            self.put(false, "null")
+        }
+        fn bool(&mut self, v: bool) -> polywire::Result<()> {
+            self.put(false, if v { "true" } else { "false" })
+        }
+        fn int(&mut self, i: i64) -> polywire::Result<()> {
+            self.put(false, &i.to_string())
+        }
+        fn big_int(&mut self, digits: &str) -> polywire::Result<()> {
+            self.put(false, digits)
+        }
+        fn float(&mut self, f: f64) -> polywire::Result<()> {
+            self.put(false, &serde_json::to_string(&f).unwrap_or_default())
+        }
+        fn string(&mut self, s: &str) -> polywire::Result<()> {
+            self.put(false, &serde_json::to_string(s).unwrap_or_default())
+        }
+        fn key(&mut self, s: &str) -> polywire::Result<()> {
+            self.put(true, &format!("{}:", serde_json::to_string(s).unwrap_or_default()))
+        }
+        fn key_again(&mut self, _: &(), s: &str) -> polywire::Result<()> {
+            self.key(s)
+        }
+        fn key_ahead(&mut self, _: &str) -> polywire::Result<()> {
+            Ok(())
+        }
+        fn array(&mut self, _: Drain<'_, ()>) -> polywire::Result<()> {
+            self.out.push(']');
+            self.comma = true;
+            Ok(())
+        }
+        fn object(&mut self, _: Drain<'_, ((), ())>) -> polywire::Result<()> {
+            self.out.push('}');
+            self.comma = true;
+            Ok(())
+        }
+        fn begin_array(&mut self) -> polywire::Result<()> {
+            self.put(true, "[")
+        }
+        fn begin_object(&mut self) -> polywire::Result<()> {
+            self.put(true, "{")
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
 
@@ -214,6 +282,13 @@ mod round_trip {
             let text = encode_value(&v, &EncodeOptions { indent, delimiter, ..Default::default() }).expect("encodes");
             let back = decode(&text, &DecodeOptions { indent, ..Default::default() });
             prop_assert!(back.as_ref().is_ok_and(|b| same(b, &v)), "{v}\n{text}\n{back:?}");
+            // Every builder call comes in document order (brackets on
+            // `begin_*`, a table's keys written on `key_again`): JSON text
+            // written as the calls come is the value.
+            let mut w = Writer::default();
+            decode_with(&text, &DecodeOptions { indent, ..Default::default() }, &mut w).expect("decodes");
+            let written: Value = serde_json::from_str(&w.out).expect("JSON in document order");
+            prop_assert!(same(&written, &v), "{v}\n{text}\n{}", w.out);
         }
 
         /// Key folding on encode and path expansion on decode undo each

@@ -1438,6 +1438,11 @@ fn key_tag(b: &[u8]) -> u64 {
 /// path expansion cares).
 trait Sink: Builder {
     fn quoted_key(&mut self, s: &str) -> Result<Self::Key, Self::Error>;
+    /// [`Sink::quoted_key`] made ahead ([`Builder::key_ahead`]).
+    #[inline]
+    fn quoted_key_ahead(&mut self, s: &str) -> Result<Self::Key, Self::Error> {
+        self.quoted_key(s)
+    }
 }
 
 fn key_of<B: Sink>(b: &mut B, s: &str, quoted: bool) -> Result<B::Key, B::Error> {
@@ -1503,12 +1508,28 @@ impl<B: Builder> Builder for Plain<'_, B> {
     fn number_value(&mut self, text: &str, integer: bool, quick: Option<QuickNumber>) -> Result<Option<B::Value>, B::Error> {
         self.0.number_value(text, integer, quick)
     }
+    #[inline]
+    fn begin_array(&mut self) -> Result<(), B::Error> {
+        self.0.begin_array()
+    }
+    #[inline]
+    fn begin_object(&mut self) -> Result<(), B::Error> {
+        self.0.begin_object()
+    }
+    #[inline]
+    fn key_ahead(&mut self, s: &str) -> Result<B::Key, B::Error> {
+        self.0.key_ahead(s)
+    }
 }
 
 impl<B: Builder> Sink for Plain<'_, B> {
     #[inline]
     fn quoted_key(&mut self, s: &str) -> Result<B::Key, B::Error> {
         self.0.key(s)
+    }
+    #[inline]
+    fn quoted_key_ahead(&mut self, s: &str) -> Result<B::Key, B::Error> {
+        self.0.key_ahead(s)
     }
 }
 
@@ -1782,6 +1803,7 @@ fn replay<B: Builder>(
         },
         Tree::Str(s) => b.string(&s),
         Tree::Array(items) => {
+            b.begin_array()?;
             let base = values.len();
             for item in items {
                 let v = replay(item, b, values, entries)?;
@@ -1790,6 +1812,7 @@ fn replay<B: Builder>(
             b.array(values.drain(base..))
         }
         Tree::Object(obj) => {
+            b.begin_object()?;
             let base = entries.len();
             for (k, v) in obj.entries {
                 let key = b.key(&k)?;
@@ -1969,6 +1992,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
 
     fn document<B: Sink<Value = V, Key = K>>(&mut self, b: &mut B) -> Result<V, B::Error> {
         let Some(first) = self.r.peek()? else {
+            b.begin_object()?;
             return b.object(self.entries.drain(..0));
         };
         if first.depth != 0 {
@@ -1977,6 +2001,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
         let mut stack: Vec<Frame<'a>> = Vec::new();
         if trim_spaces(first.content) == "[]" {
             self.r.next()?;
+            b.begin_array()?;
             let v = b.array(self.values.drain(..0))?;
             self.assert_consumed()?;
             return Ok(v);
@@ -2008,6 +2033,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
                 .into());
         }
         let seen = self.seen.begin(self.track_keys);
+        b.begin_object()?;
         stack.push(Frame::Object { min_depth: 0, depth: Some(0), seen, base: self.entries.len(), level: 1 });
         self.key_value(b, &mut stack, first, 0, seen, 1)?;
         self.run(b, &mut stack)
@@ -2211,6 +2237,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
                 Some(next) if next.depth > base_depth => {
                     // A nested object: its fields are the deeper lines.
                     self.check_depth_jump(&next, base_depth)?;
+                    b.begin_object()?;
                     self.pending.push(k);
                     let seen = self.seen.begin(self.track_keys);
                     stack.push(Frame::Object {
@@ -2222,10 +2249,14 @@ impl<'a, V, K> Decoder<'a, V, K> {
                     });
                     return Ok(());
                 }
-                _ => b.object(self.entries.drain(..0))?,
+                _ => {
+                    b.begin_object()?;
+                    b.object(self.entries.drain(..0))?
+                }
             }
         } else if rest == "[]" {
             self.enter(&line, level)?;
+            b.begin_array()?;
             b.array(self.values.drain(..0))?
         } else {
             self.primitive(b, rest, &line)?
@@ -2260,6 +2291,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
             return self.keyed_object(b, h, line, base_depth, level).map(Some);
         }
         self.enter(line, level)?;
+        b.begin_array()?;
         if let Some(inline) = h.inline {
             return self.inline_array(b, h, inline, line).map(Some);
         }
@@ -2315,7 +2347,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
         if self.keys_generation != list.generation || keys.len() != list.fields.len() {
             keys.clear();
             r = list.fields.iter().try_for_each(|f| {
-                keys.push(key_of(b, &f.name, f.quoted)?);
+                keys.push(if f.quoted { b.quoted_key_ahead(&f.name)? } else { b.key_ahead(&f.name)? });
                 Ok(())
             });
             if r.is_ok() {
@@ -2423,6 +2455,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
     ) -> Result<V, B::Error> {
         let entry_depth = self.content_depth(base_depth)?;
         self.enter(header_line, level)?;
+        b.begin_object()?;
         self.with_fields(b, |d, b, fields, keys| {
             d.keyed_entries(b, h, fields, keys, header_line, base_depth, entry_depth, level)
         })
@@ -2502,6 +2535,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
         level: usize,
     ) -> Result<V, B::Error> {
         self.enter(line, level)?;
+        b.begin_object()?;
         let base = self.entries.len();
         for ((f, k), &cell) in fields.iter().zip(keys).zip(cells) {
             let k = b.key_again(k, &f.name)?;
@@ -2526,6 +2560,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
         level: usize,
     ) -> Result<V, B::Error> {
         self.enter(line, level)?;
+        b.begin_object()?;
         let base = self.entries.len();
         let mut i = start;
         while i < end {
@@ -2570,10 +2605,12 @@ impl<'a, V, K> Decoder<'a, V, K> {
         };
         if trim_spaces(after).is_empty() {
             self.enter(&line, level)?;
+            b.begin_object()?;
             return b.object(self.entries.drain(..0)).map(Some);
         }
         if trim_spaces(after) == "[]" {
             self.enter(&line, level)?;
+            b.begin_array()?;
             return b.array(self.values.drain(..0)).map(Some);
         }
         let item = Line { content: after, ..line };
@@ -2599,6 +2636,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
             let seen = self.seen.begin(self.track_keys);
             let key = h.key.clone().unwrap_or_default();
             self.note_key(seen, &key, &item)?;
+            b.begin_object()?;
             stack.push(Frame::Object {
                 min_depth: item_depth + 1,
                 depth: Some(item_depth + 1),
@@ -2618,6 +2656,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
             // below the hyphen.
             self.enter(&item, level)?;
             let seen = self.seen.begin(self.track_keys);
+            b.begin_object()?;
             stack.push(Frame::Object {
                 min_depth: item_depth + 1,
                 depth: Some(item_depth + 1),
