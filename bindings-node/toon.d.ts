@@ -106,9 +106,17 @@ export declare function decode(input: string, options?: DecodeOptions): JsonValu
 export declare function encodeLines(input: unknown, options?: EncodeOptions): Iterable<string>
 /** Decode TOON given as lines. */
 export declare function decodeFromLines(lines: Iterable<string>, options?: DecodeOptions): JsonValue
-/** Decode TOON lines to JSON events. */
+/**
+ * Decode TOON lines to JSON events, as the reference yields them: read as
+ * they are needed; on malformed input, the events before the fault, then a
+ * `ToonDecodeError`. (A line holding `\n` is split there.)
+ */
 export declare function decodeStreamSync(lines: Iterable<string>, options?: DecodeStreamOptions): Iterable<JsonStreamEvent>
-/** Decode TOON lines from a sync or async iterable to JSON events. */
+/**
+ * Decode TOON lines from a sync or async iterable to JSON events, yielded as
+ * the lines come (for a slow source, at most about 20 ms after the line that
+ * decides them).
+ */
 export declare function decodeStream(
   source: AsyncIterable<string> | Iterable<string>,
   options?: DecodeStreamOptions,
