@@ -114,8 +114,8 @@ export declare function decodeFromLines(lines: Iterable<string>, options?: Decod
 export declare function decodeStreamSync(lines: Iterable<string>, options?: DecodeStreamOptions): Iterable<JsonStreamEvent>
 /**
  * Decode TOON lines from a sync or async iterable to JSON events, yielded as
- * the lines come (for a slow source, at most about 20 ms after the line that
- * decides them).
+ * the lines come (for a slow source, about 20 ms after the line that decides
+ * them, or later while decoding takes longer than a quarter of that).
  */
 export declare function decodeStream(
   source: AsyncIterable<string> | Iterable<string>,
