@@ -671,9 +671,10 @@ const STREAM_WAIT_MS = 20
 // A stream's lines, decoded as they come. The native decoder does not
 // resume, so the lines so far are decoded again from the start (the events
 // yielded before skipped) each time their text has doubled since the last
-// decode: about twice the work of one decode in all. For a source whose
-// lines come slowly (a model writing its answer), also once STREAM_WAIT_MS
-// have passed since the last decode and it took at most a quarter of that.
+// decode: about twice the work of one decode in all. For an async source
+// (a model writing its answer), also once STREAM_WAIT_MS have passed since
+// the last decode (and it took at most a quarter of that), whether or not
+// the next line has come.
 // The decoder stops at the first line it lacks, so every event it yields is
 // one the lines so far decide: the reference's events in the reference's
 // order, each at most a doubling of the text later than the reference. A
@@ -697,7 +698,14 @@ class LineStream {
 
   due(now) {
     if (this.size >= 2 * this.decodedSize) return true
-    return now !== undefined && now - this.lastDecode >= Math.max(STREAM_WAIT_MS, 4 * this.lastCost)
+    return now !== undefined && this.wait(now) === 0
+  }
+
+  // Milliseconds until lines read but not decoded are due by time (-1:
+  // there are none).
+  wait(now) {
+    if (this.size === this.decodedSize) return -1
+    return Math.max(0, Math.max(STREAM_WAIT_MS, 4 * this.lastCost) - (now - this.lastDecode))
   }
 
   *decode(more) {
@@ -728,13 +736,36 @@ function decodeStreamSync(lines, options) {
   })()
 }
 
+const LATER = Symbol('later')
+
 /** Decode TOON lines from a sync or async iterable to JSON events, as they come. */
 function decodeStream(source, options) {
   return (async function* events() {
     const stream = new LineStream(options)
-    const it = source != null && Symbol.asyncIterator in source ? source[Symbol.asyncIterator]() : source[Symbol.iterator]()
+    const async = source != null && Symbol.asyncIterator in source
+    const it = async ? source[Symbol.asyncIterator]() : source[Symbol.iterator]()
+    let pending = null
     for (;;) {
-      const next = await it.next()
+      pending ??= it.next()
+      let next
+      const wait = async ? stream.wait(performance.now()) : -1
+      if (wait >= 0) {
+        // Lines read and not decoded: if the next is slow to come, they are
+        // decoded meanwhile (a model writing pauses between lines).
+        let timer
+        const later = new Promise((resolve) => {
+          timer = setTimeout(resolve, wait, LATER)
+        })
+        next = await Promise.race([pending, later])
+        clearTimeout(timer)
+        if (next === LATER) {
+          yield* stream.decode(true)
+          continue
+        }
+      } else {
+        next = await pending
+      }
+      pending = null
       if (next.done) return yield* stream.decode(false)
       stream.push(next.value)
       if (stream.due(performance.now())) yield* stream.decode(true)

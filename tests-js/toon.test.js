@@ -381,6 +381,34 @@ test('event streams read their lines as they need them', async () => {
     }
   }
   assert.ok(seenBeforeLastLine, 'the events of a line came only once the source had ended')
+
+  // Lines in a burst, then a pause: the events of the burst's last line
+  // come during the pause, not when the line after it does.
+  let seen3 = false
+  let seenDuringPause = false
+  let release2
+  const gate2 = new Promise((resolve) => {
+    release2 = resolve
+    setTimeout(resolve, 2000)
+  })
+  async function* burst() {
+    yield 'a: 1'
+    yield 'b: 2'
+    yield 'c: 3'
+    await gate2
+    seenDuringPause = seen3
+    yield 'd: 4'
+  }
+  const got2 = []
+  for await (const e of toon.decodeStream(burst())) {
+    got2.push(e)
+    if (e.type === 'primitive' && e.value === 3) {
+      seen3 = true
+      release2()
+    }
+  }
+  assert.ok(seenDuringPause, 'the events of a burst waited for the line after the pause')
+  assert.deepStrictEqual(got2.filter((e) => e.type === 'key').map((e) => e.key), ['a', 'b', 'c', 'd'])
   assert.deepStrictEqual(got.filter((e) => e.type === 'key').map((e) => e.key), ['name', 'age', 'city', 'role'])
 })
 
