@@ -178,6 +178,7 @@ fn decoder<'a, V, K>(text: &'a str, opts: &DecodeOptions) -> Decoder<'a, V, K> {
         pending: Vec::with_capacity(room),
         scratch: String::new(),
         cells: Vec::with_capacity(room),
+        plain: Vec::new(),
         fields: FieldList::default(),
         field_keys: Vec::new(),
         keys_generation: 0,
@@ -587,6 +588,70 @@ fn split_row<'a>(content: &'a str, delim: u8, out: &mut Vec<&'a str>) -> bool {
     true
 }
 
+/// A cell of a row read by [`plain_cells`]: a number literal (read as it
+/// was found) or any other token, untrimmed.
+#[derive(Clone, Copy)]
+enum PlainCell<'a> {
+    Number(&'a str, NumberPrefix),
+    Token(&'a str),
+}
+
+/// [`split_row`] in one pass that also reads each number as it finds it
+/// (most cells of most tables): the same cells in `out`, and false for a
+/// `key: value` line.
+fn plain_cells<'a>(content: &'a str, delim: u8, out: &mut Vec<PlainCell<'a>>) -> bool {
+    out.clear();
+    let s = content.as_bytes();
+    if s.is_empty() {
+        return true;
+    }
+    let mut i = 0;
+    loop {
+        // A number right up to a delimiter or the end of the line.
+        if let Some(n) = number_prefix(s.get(i..).unwrap_or_default()) {
+            let end = i + n.end;
+            match s.get(end) {
+                None => {
+                    out.push(PlainCell::Number(from(content, i), n));
+                    return true;
+                }
+                Some(&c) if c == delim => {
+                    out.push(PlainCell::Number(sub(content, i, end), n));
+                    i = end + 1;
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        // Any other cell: up to the next delimiter outside quotes (a colon
+        // before the first one makes the line no row; an unclosed quote
+        // runs to the end of the line).
+        let mut j = i;
+        loop {
+            let Some(k) = find_row_byte(s, j, delim) else {
+                out.push(PlainCell::Token(from(content, i)));
+                return true;
+            };
+            match s.get(k) {
+                Some(&c) if c == delim => {
+                    out.push(PlainCell::Token(sub(content, i, k)));
+                    i = k + 1;
+                    break;
+                }
+                Some(b':') if out.is_empty() => return false,
+                Some(b':') => j = k + 1,
+                _ => match quoted_end(s, k + 1) {
+                    Some(e) => j = e,
+                    None => {
+                        out.push(PlainCell::Token(from(content, i)));
+                        return true;
+                    }
+                },
+            }
+        }
+    }
+}
+
 /// The first `delim`, `"` or `:` at or after `i`: eight bytes at a time
 /// (for each of the three, a word with a zero byte where the text has it;
 /// the lowest flag is exact), then byte by byte.
@@ -846,6 +911,21 @@ static KEY_END: [bool; 256] = {
 /// path): the double `text.parse::<f64>()` gives. `-0` and `-0.0` give 0.
 #[inline]
 fn number_form(t: &[u8]) -> Option<(bool, Option<QuickNumber>)> {
+    number_prefix(t).filter(|n| n.end == t.len()).map(|n| (n.integer, n.quick))
+}
+
+/// The longest prefix of `t` that is a number literal, as [`number_form`]
+/// reads a whole token (a literal followed by anything else is read as far
+/// as it goes: `1.` gives `1`, `1e` gives `1`, `05` gives `0`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct NumberPrefix {
+    end: usize,
+    integer: bool,
+    quick: Option<QuickNumber>,
+}
+
+#[inline]
+fn number_prefix(t: &[u8]) -> Option<NumberPrefix> {
     let negative = t.first() == Some(&b'-');
     let start = usize::from(negative);
     // All digits are read into `m` (wrapping: it is only used when there
@@ -860,38 +940,36 @@ fn number_form(t: &[u8]) -> Option<(bool, Option<QuickNumber>)> {
     let mut fraction = 0;
     if t.get(i) == Some(&b'.') {
         let end = read_digits(t, i + 1, &mut m);
-        fraction = end - (i + 1);
-        if fraction == 0 {
-            return None;
+        if end > i + 1 {
+            fraction = end - (i + 1);
+            i = end;
         }
-        i = end;
     }
-    if i == t.len() {
-        let quick = if int_digits + fraction > 18 {
-            None
-        } else if fraction == 0 {
-            // At most 18 digits: fits an i64.
-            let v = m as i64;
-            Some(QuickNumber::Int(if negative { -v } else { v }))
-        } else if m < (1 << 53) {
-            POW10.get(fraction).map(|&p| {
-                let f = m as f64 / p;
-                QuickNumber::Float(if negative && f != 0.0 { -f } else { f })
-            })
-        } else {
-            None
-        };
-        return Some((fraction == 0, quick));
+    if matches!(t.get(i), Some(b'e' | b'E')) {
+        let mut e = i + 1;
+        if matches!(t.get(e), Some(b'+' | b'-')) {
+            e += 1;
+        }
+        let end = read_digits(t, e, &mut 0);
+        if end > e {
+            return Some(NumberPrefix { end, integer: false, quick: None });
+        }
     }
-    if !matches!(t.get(i), Some(b'e' | b'E')) {
-        return None;
-    }
-    i += 1;
-    if matches!(t.get(i), Some(b'+' | b'-')) {
-        i += 1;
-    }
-    let end = read_digits(t, i, &mut 0);
-    (end > i && end == t.len()).then_some((false, None))
+    let quick = if int_digits + fraction > 18 {
+        None
+    } else if fraction == 0 {
+        // At most 18 digits: fits an i64.
+        let v = m as i64;
+        Some(QuickNumber::Int(if negative { -v } else { v }))
+    } else if m < (1 << 53) {
+        POW10.get(fraction).map(|&p| {
+            let f = m as f64 / p;
+            QuickNumber::Float(if negative && f != 0.0 { -f } else { f })
+        })
+    } else {
+        None
+    };
+    Some(NumberPrefix { end: i, integer: fraction == 0, quick })
 }
 
 /// The index after the ASCII digits starting at `i`, accumulating them
@@ -1875,6 +1953,8 @@ struct Decoder<'a, V, K> {
     scratch: String,
     /// Cells of the current table row (kept to reuse its allocation).
     cells: Vec<&'a str>,
+    /// The same, as [`plain_cells`] reads them.
+    plain: Vec<PlainCell<'a>>,
     /// The field list of the last tabular header.
     fields: FieldList<'a>,
     /// Keys made for `fields` (one per field, group names included), valid
@@ -2402,6 +2482,29 @@ impl<'a, V, K> Decoder<'a, V, K> {
             if line.depth != row_depth {
                 return Err(self.over_indented(&line, row_depth).into());
             }
+            if flat {
+                // Numbers read while splitting.
+                let mut plain = std::mem::take(&mut self.plain);
+                match plain_cells(line.content, h.delim, &mut plain) {
+                    false => {
+                        self.plain = plain;
+                        break;
+                    }
+                    true if plain.len() == width => {
+                        start.get_or_insert(line.number);
+                        end = Some(line.number);
+                        last = line;
+                        self.r.next()?;
+                        let v = self.plain_row(b, fields, keys, &plain, &line, level + 1);
+                        self.plain = plain;
+                        self.values.push(v?);
+                        count += 1;
+                        continue;
+                    }
+                    // A count to report: the general way.
+                    true => self.plain = plain,
+                }
+            }
             // Split once (which also tells a row from a `key: value`
             // line); the count is checked before any cell is used.
             let mut cells = std::mem::take(&mut self.cells);
@@ -2540,6 +2643,34 @@ impl<'a, V, K> Decoder<'a, V, K> {
         for ((f, k), &cell) in fields.iter().zip(keys).zip(cells) {
             let k = b.key_again(k, &f.name)?;
             let v = self.primitive(b, cell, line)?;
+            self.entries.push((k, v));
+        }
+        b.object(self.entries.drain(base..))
+    }
+
+    /// [`Self::flat_row`] for cells [`plain_cells`] read.
+    fn plain_row<B: Sink<Value = V, Key = K>>(
+        &mut self,
+        b: &mut B,
+        fields: &[Field<'a>],
+        keys: &[K],
+        cells: &[PlainCell<'a>],
+        line: &Line<'a>,
+        level: usize,
+    ) -> Result<V, B::Error> {
+        self.enter(line, level)?;
+        b.begin_object()?;
+        let base = self.entries.len();
+        for ((f, k), &cell) in fields.iter().zip(keys).zip(cells) {
+            let k = b.key_again(k, &f.name)?;
+            let v = match cell {
+                // As `primitive` reads it (the cell is the literal alone).
+                PlainCell::Number(text, n) => match b.number_value(text, n.integer, n.quick)? {
+                    Some(v) => v,
+                    None => b.string(text)?,
+                },
+                PlainCell::Token(t) => self.primitive(b, t, line)?,
+            };
             self.entries.push((k, v));
         }
         b.object(self.entries.drain(base..))
@@ -2965,6 +3096,29 @@ mod tests {
                 prop_assert_eq!(row, is_data_row(&text, delim));
                 if row {
                     prop_assert_eq!(cells, Cells::new(&text, delim).collect::<Vec<_>>());
+                }
+            }
+
+            /// `plain_cells` gives `split_row`'s cells and verdict, and a
+            /// number cell is one `number_form` reads whole, as it read it.
+            #[test]
+            fn plain_cells_are_split_row(
+                text in "[0-9ab:.eE+,|\t\"\\ -]{0,24}",
+                delim in prop::sample::select(vec![b',', b'|', b'\t']),
+            ) {
+                let (mut cells, mut plain) = (Vec::new(), Vec::new());
+                let row = split_row(&text, delim, &mut cells);
+                prop_assert_eq!(plain_cells(&text, delim, &mut plain), row);
+                if row {
+                    let texts: Vec<&str> = plain.iter().map(|c| match *c {
+                        PlainCell::Number(t, _) | PlainCell::Token(t) => t,
+                    }).collect();
+                    prop_assert_eq!(&texts, &cells);
+                    for c in &plain {
+                        if let PlainCell::Number(t, n) = *c {
+                            prop_assert_eq!(number_form(t.as_bytes()), Some((n.integer, n.quick)));
+                        }
+                    }
                 }
             }
 
