@@ -109,7 +109,8 @@ export declare function decodeFromLines(lines: Iterable<string>, options?: Decod
 /**
  * Decode TOON lines to JSON events, as the reference yields them: read as
  * they are needed; on malformed input, the events before the fault, then a
- * `ToonDecodeError`. (A line holding `\n` is split there.)
+ * `ToonDecodeError`. Each element is one line (a `\n` in it included);
+ * `undefined` ends the lines.
  */
 export declare function decodeStreamSync(lines: Iterable<string>, options?: DecodeStreamOptions): Iterable<JsonStreamEvent>
 /**

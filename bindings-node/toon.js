@@ -302,16 +302,20 @@ function isNativeError(e) {
   return e instanceof Error && typeof e.code === 'string' && /^(TOON|JSON)_[A-Z0-9_]+$/.test(e.code)
 }
 
-function decodeError(e, text) {
+// `nl`: the stand-in for newlines inside lines given one by one, if any
+// (see `linesText`), turned back into '\n' in the message and source line.
+function decodeError(e, text, nl) {
   if (!isNativeError(e)) return e
-  const m = POSITION.exec(e.message)
-  if (!m) return new ToonDecodeError(e.message, { code: e.code })
+  const message = nl ? e.message.replaceAll(nl, '\n') : e.message
+  const m = POSITION.exec(message)
+  if (!m) return new ToonDecodeError(message, { code: e.code })
   const line = Number(m[1])
-  return new ToonDecodeError(e.message.slice(0, m.index), {
+  // The reference gives no source line for a blank line inside an array.
+  const source = e.code === 'TOON_BLANK_LINE' ? undefined : sourceLine(text, line)
+  return new ToonDecodeError(message.slice(0, m.index), {
     line,
     column: m[2] === undefined ? undefined : Number(m[2]),
-    // The reference gives no source line for a blank line inside an array.
-    source: e.code === 'TOON_BLANK_LINE' ? undefined : sourceLine(text, line),
+    source: nl && source !== undefined ? source.replaceAll(nl, '\n') : source,
     code: e.code,
   })
 }
@@ -429,7 +433,7 @@ function withLoneSurrogates(input, run) {
   }
 }
 
-function nativeDecode(fn, input, o) {
+function nativeDecode(fn, input, o, nl) {
   if (typeof input !== 'string') throw new TypeError(`Expected TOON text as a string, got ${input === null ? 'null' : typeof input}`)
   const run = (text) => fn(text, o.indentSize, o.strict, o.expandPaths)
   try {
@@ -442,12 +446,15 @@ function nativeDecode(fn, input, o) {
       throw e
     }
   } catch (e) {
-    throw decodeError(e, input)
+    throw decodeError(e, input, nl)
   }
 }
 
-function decodeToJson(input, o) {
-  return nativeDecode(native.toonDecodeJson, input, o)
+function decodeToJson(input, o, nl) {
+  const out = nativeDecode(native.toonDecodeJson, input, o, nl)
+  if (!nl) return out
+  // (A tape with doubles is `[json, Float64Array]`.)
+  return typeof out === 'string' ? newlinesBack(out, nl) : [newlinesBack(out[0], nl), out[1]]
 }
 
 // Documents with an array of at least 32 objects with the same keys come
@@ -634,32 +641,131 @@ function decode(input, options) {
   return parseDecoded(decodeToJson(input, resolveDecodeOptions(options)))
 }
 
-function joinLines(lines) {
-  return Array.from(lines, (line) => String(line)).join('\n')
+// ------------------------------------------------------------ lines
+
+// Lines given one by one are taken as the reference's line reader takes
+// them: a string (or String object) is one line, whatever it holds (a '\n'
+// in it is an ordinary character, not a line break); `undefined` ends the
+// source there; anything else is no line, and the reference fails (a
+// TypeError, with a message of the engine's) once it needs that line,
+// having decoded as far as the lines before it take it. The same holds for
+// an iterator that throws: its error comes where the decoder needs the line
+// it failed to give. (Elements that are other objects with string-like
+// methods, such as arrays, get a little further in the reference before its
+// TypeError; here they fail as any non-string does.)
+class Lines {
+  constructor() {
+    this.lines = []
+    /** Characters so far, with a separator per line. */
+    this.size = 0
+    /** Whether a line holds '\n'. */
+    this.newlines = false
+    /** Whether the source failed (then `failure` is what to throw). */
+    this.failed = false
+    this.failure = undefined
+  }
+
+  /** Take the source's next element; false when it ends the source. */
+  push(value) {
+    if (value === undefined) return false
+    if (typeof value !== 'string') {
+      if (!(value instanceof String)) {
+        const what = value === null ? 'null' : typeof value
+        this.fail(new TypeError(`Expected each TOON line as a string, got ${what} (line ${this.lines.length + 1})`))
+        return false
+      }
+      value = String(value)
+    }
+    this.lines.push(value)
+    this.size += value.length + 1
+    if (!this.newlines && value.includes('\n')) this.newlines = true
+    return true
+  }
+
+  fail(error) {
+    this.failed = true
+    this.failure = error
+  }
+
+  /** Every element of a sync iterable, until it ends, fails or throws. */
+  static read(source) {
+    const lines = new Lines()
+    let it
+    try {
+      it = source[Symbol.iterator]()
+      for (;;) {
+        const next = it.next()
+        if (next.done || !lines.push(next.value)) break
+      }
+    } catch (e) {
+      lines.fail(e)
+    }
+    return lines
+  }
+
+  /** The lines as one text for the native decoder (see `linesText`). */
+  text() {
+    return linesText(this.lines, this.newlines)
+  }
 }
 
-/** Decode TOON given as lines. */
+// The native decoder splits its text at '\n'. A line holding '\n' has each
+// stood in for by a private-use character (of the Basic Multilingual
+// Plane, so that it is one UTF-16 unit as '\n' is, for the messages that
+// count them) that no line holds; `newlinesBack` turns its escapes in the
+// decoder's JSON text back into '\n', `decodeError` its occurrences in
+// messages. (A text holding all 6400 candidates is split at its newlines.)
+function linesText(lines, newlines) {
+  const text = lines.join('\n')
+  if (!newlines) return { text, nl: null }
+  for (let c = 0xe000; c <= 0xf8ff; c++) {
+    const nl = String.fromCharCode(c)
+    if (!text.includes(nl)) return { text: lines.map((line) => line.replaceAll('\n', nl)).join('\n'), nl }
+  }
+  return { text, nl: null }
+}
+
+// JSON text written by the native side holds a character of the Basic
+// Multilingual Plane beyond ASCII as a `\uxxxx` escape (lowercase hex); an
+// escape is one when an even number of backslashes precede it.
+function newlinesBack(json, nl) {
+  const escape = new RegExp(`(?<!\\\\)((?:\\\\\\\\)*)\\\\u${nl.charCodeAt(0).toString(16)}`, 'g')
+  return json.replace(escape, '$1\\n')
+}
+
+/** Decode TOON given as lines, as the reference's `decodeFromLines`. */
 function decodeFromLines(lines, options) {
-  return decode(joinLines(lines), options)
+  const o = resolveDecodeOptions(options)
+  const source = Lines.read(lines)
+  const { text, nl } = source.text()
+  if (source.failed) {
+    // The reference decodes until it needs the line the source failed to
+    // give, so a fault before that line comes first.
+    const { error } = eventsOf(text, o, true, Infinity, nl)
+    if (error) throw error
+    throw source.failure
+  }
+  return parseDecoded(decodeToJson(text, o, nl))
 }
 
 // The events of TOON text after the first `skip` (the lines of a stream so
 // far when `more`), as `{ events, done, error }`: a fault is returned, to be
 // thrown once the events before it are yielded, as the reference does.
-function eventsOf(text, o, more, skip) {
+// `nl`: see `linesText`.
+function eventsOf(text, o, more, skip, nl) {
   const run = (t) => native.toonDecodeEventsJson(t, o.indentSize, o.strict, more, skip)
   let json
   try {
     json = run(text)
   } catch (e) {
-    if (e?.code !== 'TOON_LONE_SURROGATE_INPUT') throw decodeError(e, text)
+    if (e?.code !== 'TOON_LONE_SURROGATE_INPUT') throw decodeError(e, text, nl)
     json = withLoneSurrogates(text, run)
   }
-  const out = JSON.parse(json)
+  const out = JSON.parse(nl ? newlinesBack(json, nl) : json)
   if (out.error) {
     const e = new Error(out.error.message)
     e.code = out.error.code
-    out.error = decodeError(e, text)
+    out.error = decodeError(e, text, nl)
   }
   return out
 }
@@ -677,48 +783,60 @@ const STREAM_WAIT_MS = 20
 // the next line has come.
 // The decoder stops at the first line it lacks, so every event it yields is
 // one the lines so far decide: the reference's events in the reference's
-// order, each at most a doubling of the text later than the reference. A
-// line holding '\n' is split there (the reference keeps it one line).
+// order, each at most a doubling of the text later than the reference.
+// Lines are taken as `Lines` says: when the source fails, the events the
+// lines before the failure decide come, then a fault among them or else
+// the failure.
 class LineStream {
   constructor(options) {
     this.o = { indentSize: resolveIndent(options), strict: options?.strict ?? true }
-    this.lines = []
-    this.size = 0
+    this.lines = new Lines()
     this.decodedSize = 0
     this.yielded = 0
     this.lastDecode = 0
     this.lastCost = 0
   }
 
-  push(line) {
-    const s = String(line)
-    this.lines.push(s)
-    this.size += s.length + 1
+  /** Take the source's next element; false when it ends or fails the source. */
+  push(value) {
+    return this.lines.push(value)
+  }
+
+  fail(error) {
+    this.lines.fail(error)
   }
 
   due(now) {
-    if (this.size >= 2 * this.decodedSize) return true
+    if (this.lines.size >= 2 * this.decodedSize) return true
     return now !== undefined && this.wait(now) === 0
   }
 
   // Milliseconds until lines read but not decoded are due by time (-1:
   // there are none).
   wait(now) {
-    if (this.size === this.decodedSize) return -1
+    if (this.lines.size === this.decodedSize) return -1
     return Math.max(0, Math.max(STREAM_WAIT_MS, 4 * this.lastCost) - (now - this.lastDecode))
   }
 
   *decode(more) {
     const start = performance.now()
-    const { events, error } = eventsOf(this.lines.join('\n'), this.o, more, this.yielded)
+    const { text, nl } = this.lines.text()
+    const { events, error } = eventsOf(text, this.o, more, this.yielded, nl)
     this.lastDecode = performance.now()
     this.lastCost = this.lastDecode - start
-    this.decodedSize = this.size
+    this.decodedSize = this.lines.size
     for (const event of events) {
       this.yielded++
       yield event
     }
     if (error) throw error
+  }
+
+  /** The rest, once the source has ended or failed. */
+  *finish() {
+    if (!this.lines.failed) return yield* this.decode(false)
+    yield* this.decode(true)
+    throw this.lines.failure
   }
 }
 
@@ -728,11 +846,17 @@ function decodeStreamSync(lines, options) {
     const stream = new LineStream(options)
     const it = lines[Symbol.iterator]()
     for (;;) {
-      const next = it.next()
-      if (next.done) return yield* stream.decode(false)
-      stream.push(next.value)
+      let next
+      try {
+        next = it.next()
+      } catch (e) {
+        stream.fail(e)
+        break
+      }
+      if (next.done || !stream.push(next.value)) break
       if (stream.due()) yield* stream.decode(true)
     }
+    return yield* stream.finish()
   })()
 }
 
@@ -746,30 +870,36 @@ function decodeStream(source, options) {
     const it = async ? source[Symbol.asyncIterator]() : source[Symbol.iterator]()
     let pending = null
     for (;;) {
-      pending ??= it.next()
       let next
-      const wait = async ? stream.wait(performance.now()) : -1
-      if (wait >= 0) {
-        // Lines read and not decoded: if the next is slow to come, they are
-        // decoded meanwhile (a model writing pauses between lines).
-        let timer
-        const later = new Promise((resolve) => {
-          timer = setTimeout(resolve, wait, LATER)
-        })
-        next = await Promise.race([pending, later])
-        clearTimeout(timer)
-        if (next === LATER) {
-          yield* stream.decode(true)
-          continue
+      let timer
+      try {
+        pending ??= it.next()
+        const wait = async ? stream.wait(performance.now()) : -1
+        if (wait >= 0) {
+          // Lines read and not decoded: if the next is slow to come, they
+          // are decoded meanwhile (a model writing pauses between lines).
+          const later = new Promise((resolve) => {
+            timer = setTimeout(resolve, wait, LATER)
+          })
+          next = await Promise.race([pending, later])
+        } else {
+          next = await pending
         }
-      } else {
-        next = await pending
+      } catch (e) {
+        stream.fail(e)
+        break
+      } finally {
+        clearTimeout(timer)
+      }
+      if (next === LATER) {
+        yield* stream.decode(true)
+        continue
       }
       pending = null
-      if (next.done) return yield* stream.decode(false)
-      stream.push(next.value)
+      if (next.done || !stream.push(next.value)) break
       if (stream.due(performance.now())) yield* stream.decode(true)
     }
+    return yield* stream.finish()
   })()
 }
 
