@@ -303,32 +303,6 @@ test('encodeLines, decodeFromLines and the event streams as the reference', asyn
   assert.throws(() => [...toon.decodeStreamSync(['a[2]: 1'])], ToonDecodeError)
 })
 
-test('event streams: declared lengths, events up to a fault (expected events from the reference 4.4.0)', () => {
-  const events = (lines, options) => {
-    const out = []
-    try {
-      for (const e of toon.decodeStreamSync(lines, options)) out.push(e)
-    } catch (e) {
-      out.push(`${e.constructor.name} ${e.message}`)
-    }
-    return out
-  }
-  const so = { type: 'startObject' }
-  const eo = { type: 'endObject' }
-  const ea = { type: 'endArray' }
-  const key = (k) => ({ type: 'key', key: k })
-  const sa = (length) => ({ type: 'startArray', length })
-  const p = (value) => ({ type: 'primitive', value })
-  // Non-strict: `length` is what the header declares, not what came.
-  assert.deepStrictEqual(events(['a[3]: 1,2'], { strict: false }), [so, key('a'), sa(3), p(1), p(2), ea, eo])
-  assert.deepStrictEqual(events(['a[1]{x}:', '  1', '  2'], { strict: false }), [so, key('a'), sa(1), so, key('x'), p(1), eo, so, key('x'), p(2), eo, ea, eo])
-  // Strict: the events before the fault, then the error.
-  assert.deepStrictEqual(events(['a[3]: 1,2']), [so, key('a'), sa(3), 'ToonDecodeError Line 1: Expected 3 inline-form values, but got 2'])
-  assert.deepStrictEqual(events(['a[3]:', '  - 1', '  - 2']), [so, key('a'), sa(3), p(1), p(2), 'ToonDecodeError Line 3: Expected 3 list-form items, but got 2'])
-  assert.deepStrictEqual(events(['a[1]{x}:', '  1', '  2']), [so, key('a'), sa(1), so, key('x'), p(1), eo, 'ToonDecodeError Line 3: Expected 1 tabular rows, but found more'])
-  assert.deepStrictEqual(events(['k: 1', 'b[2]: x', 'c: [oops']), [so, key('k'), p(1), key('b'), sa(2), 'ToonDecodeError Line 2: Expected 2 inline-form values, but got 1'])
-})
-
 test('event streams read their lines as they need them', async () => {
   // A long source: the first events come, and a consumer that stops
   // has made the source produce a few lines only (the text read is decoded

@@ -2519,11 +2519,9 @@ impl<'a, V, K> Decoder<'a, V, K> {
             if cells.len() != width {
                 self.check_count(&line, "TOON_WIDTH_MISMATCH", cells.len(), width as f64, "tabular row values")?;
             }
-            let v = if flat && cells.len() == width {
-                self.flat_row(b, fields, keys, &cells, &line, level + 1)
-            } else {
-                self.row_object(b, fields, keys, 0, fields.len(), &mut cells.iter().copied(), &line, level + 1)
-            };
+            // (A row of a table without groups got here only to report its
+            // count: `plain_row` reads the others.)
+            let v = self.row_object(b, fields, keys, 0, fields.len(), &mut cells.iter().copied(), &line, level + 1);
             self.cells = cells;
             let v = v?;
             self.values.push(v);
@@ -2626,29 +2624,8 @@ impl<'a, V, K> Decoder<'a, V, K> {
         b.object(self.entries.drain(base..))
     }
 
-    /// One row's object for a field list without groups, as [`Self::row_object`]
-    /// makes it, with one cell per field.
-    fn flat_row<B: Sink<Value = V, Key = K>>(
-        &mut self,
-        b: &mut B,
-        fields: &[Field<'a>],
-        keys: &[K],
-        cells: &[&'a str],
-        line: &Line<'a>,
-        level: usize,
-    ) -> Result<V, B::Error> {
-        self.enter(line, level)?;
-        b.begin_object()?;
-        let base = self.entries.len();
-        for ((f, k), &cell) in fields.iter().zip(keys).zip(cells) {
-            let k = b.key_again(k, &f.name)?;
-            let v = self.primitive(b, cell, line)?;
-            self.entries.push((k, v));
-        }
-        b.object(self.entries.drain(base..))
-    }
-
-    /// [`Self::flat_row`] for cells [`plain_cells`] read.
+    /// One row's object for a field list without groups (one cell per
+    /// field, as [`plain_cells`] read them), as [`Self::row_object`] makes it.
     fn plain_row<B: Sink<Value = V, Key = K>>(
         &mut self,
         b: &mut B,
