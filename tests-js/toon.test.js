@@ -325,66 +325,50 @@ test('event streams read their lines as they need them', async () => {
   assert.deepStrictEqual(first.slice(0, 4), [{ type: 'startObject' }, { type: 'key', key: 'items' }, { type: 'startArray', length: 1000000 }, { type: 'primitive', value: 'x' }])
   assert.ok(pulled <= 16, `pulled ${pulled} lines`)
 
-  // A source whose lines come slowly (a model writing): the events of a line
-  // come before the source has the line after next.
-  // (The source waits for the event `36` before its last line, or gives up
-  // after two seconds, which fails the test rather than hanging it.)
-  let seen36 = false
+  // Lines that come slowly (a model writing), and lines in a burst then a
+  // pause: the events of a line come before the line after next, and those
+  // of a burst's last line during the pause, not when the next line does.
+  const slow = await streamUntil(['name: Ada', 'age: 36', 'city: London', 'role: engineer'], 30, 36)
+  assert.ok(slow.early, 'the events of a line came only once the source had ended')
+  const burst = await streamUntil(['a: 1', 'b: 2', 'c: 3', 'd: 4'], 0, 3)
+  assert.ok(burst.early, 'the events of a burst waited for the line after the pause')
+  assert.deepStrictEqual(burst.keys, ['a', 'b', 'c', 'd'])
+  assert.deepStrictEqual(slow.keys, ['name', 'age', 'city', 'role'])
+})
+
+// decodeStream over `lines` coming `delay` ms apart, the last one only once
+// the primitive `until` has been yielded (or after two seconds, which fails
+// the test rather than hanging it): whether it came before the last line,
+// and the keys.
+async function streamUntil(lines, delay, until) {
+  let seen = false
+  let early = false
   let release
+  let timer
   const gate = new Promise((resolve) => {
     release = resolve
-    setTimeout(resolve, 2000)
+    timer = setTimeout(resolve, 2000)
   })
-  let seenBeforeLastLine = false
-  async function* slow() {
-    yield 'name: Ada'
-    await new Promise((resolve) => setTimeout(resolve, 30))
-    yield 'age: 36'
-    await new Promise((resolve) => setTimeout(resolve, 30))
-    yield 'city: London'
+  async function* source() {
+    for (const [i, line] of lines.slice(0, -1).entries()) {
+      if (i > 0 && delay > 0) await new Promise((resolve) => setTimeout(resolve, delay))
+      yield line
+    }
     await gate
-    seenBeforeLastLine = seen36
-    yield 'role: engineer'
+    early = seen
+    yield lines.at(-1)
   }
-  const got = []
-  for await (const e of toon.decodeStream(slow())) {
-    got.push(e)
-    if (e.type === 'primitive' && e.value === 36) {
-      seen36 = true
+  const keys = []
+  for await (const e of toon.decodeStream(source())) {
+    if (e.type === 'key') keys.push(e.key)
+    if (e.type === 'primitive' && e.value === until) {
+      seen = true
       release()
     }
   }
-  assert.ok(seenBeforeLastLine, 'the events of a line came only once the source had ended')
-
-  // Lines in a burst, then a pause: the events of the burst's last line
-  // come during the pause, not when the line after it does.
-  let seen3 = false
-  let seenDuringPause = false
-  let release2
-  const gate2 = new Promise((resolve) => {
-    release2 = resolve
-    setTimeout(resolve, 2000)
-  })
-  async function* burst() {
-    yield 'a: 1'
-    yield 'b: 2'
-    yield 'c: 3'
-    await gate2
-    seenDuringPause = seen3
-    yield 'd: 4'
-  }
-  const got2 = []
-  for await (const e of toon.decodeStream(burst())) {
-    got2.push(e)
-    if (e.type === 'primitive' && e.value === 3) {
-      seen3 = true
-      release2()
-    }
-  }
-  assert.ok(seenDuringPause, 'the events of a burst waited for the line after the pause')
-  assert.deepStrictEqual(got2.filter((e) => e.type === 'key').map((e) => e.key), ['a', 'b', 'c', 'd'])
-  assert.deepStrictEqual(got.filter((e) => e.type === 'key').map((e) => e.key), ['name', 'age', 'city', 'role'])
-})
+  clearTimeout(timer)
+  return { early, keys }
+}
 
 test('bad input neither crashes nor allocates ahead of the data', () => {
   const deep = 'a:\n' + Array.from({ length: 3000 }, (_, i) => ' '.repeat(2 * (i + 1)) + 'a:').join('\n')
