@@ -94,6 +94,52 @@ struct Arena {
 /// met for the first time).
 const TABLE_ROWS: usize = 32;
 
+/// `s` as a span of `src`, if it is a slice of it.
+#[inline]
+fn span_in(src: &str, s: &str) -> Option<Span> {
+    let start = (s.as_ptr() as usize).checked_sub(src.as_ptr() as usize)?;
+    (start.checked_add(s.len())? <= src.len()).then_some(Span { start, len: s.len() })
+}
+
+/// How a TOON number literal goes into JSON text for `JSON.parse`.
+#[derive(Clone, Copy, PartialEq)]
+enum LiteralInJson {
+    /// As it stands: `JSON.parse` reads it as the reference does.
+    Text,
+    /// `0`: a negative zero, which the reference reads as 0.
+    Zero,
+    /// Read first (`json::javascript_number`): an exponent (it could
+    /// overflow to infinity, which stays a string, or underflow to `-0`),
+    /// or longer than 300 bytes (likewise).
+    Read,
+}
+
+/// [`LiteralInJson`] for `text`; `quick`, when the decoder read the literal
+/// already (no exponent, at most 18 digits), spares the scans.
+#[inline]
+fn literal_in_json(text: &str, quick: Option<QuickNumber>) -> LiteralInJson {
+    let zero = match quick {
+        Some(QuickNumber::Int(i)) => i == 0,
+        Some(QuickNumber::Float(f)) => f == 0.0,
+        None => false,
+    };
+    match quick {
+        Some(_) if zero && text.starts_with('-') => LiteralInJson::Zero,
+        Some(_) => LiteralInJson::Text,
+        None => {
+            let b = text.as_bytes();
+            // `| 0x20` folds 'E' to 'e' and leaves digits, '.' and '-' as they are.
+            if b.len() > 300 || b.iter().any(|&c| c | 0x20 == b'e') {
+                LiteralInJson::Read
+            } else if b.first() == Some(&b'-') && !b.iter().any(|c| matches!(c, b'1'..=b'9')) {
+                LiteralInJson::Zero
+            } else {
+                LiteralInJson::Text
+            }
+        }
+    }
+}
+
 #[inline]
 fn dec_span(start: u32, len: u32) -> Span {
     Span { start: start as usize, len: len as usize }
@@ -795,8 +841,7 @@ impl Build<'_> {
     /// `s` as a span of the source text, if it is a slice of it.
     #[inline]
     fn src_span(&self, s: &str) -> Option<Span> {
-        let start = (s.as_ptr() as usize).checked_sub(self.src.as_ptr() as usize)?;
-        (start.checked_add(s.len())? <= self.src.len()).then_some(Span { start, len: s.len() })
+        span_in(self.src, s)
     }
 
     #[inline]
@@ -869,47 +914,29 @@ impl Builder for Build<'_> {
         Ok(self.arena.push(Node::Object { start, len, index_keys: false }))
     }
 
-    /// A TOON number literal (`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`)
-    /// is kept as text when `JSON.parse` reads it as the reference does:
-    /// not with an exponent (it could overflow to infinity, which stays a
-    /// string, or underflow to `-0`), not longer than 300 bytes (likewise),
-    /// and not a negative zero (the reference gives `0`).
-    /// [`Build::number_token`] without its scans when the decoder read the
-    /// literal already (`quick`: no exponent, at most 18 digits): then only
-    /// a negative zero (value 0 after a `-`) is not kept as text.
+    /// A TOON number literal is kept as text where `JSON.parse` reads it
+    /// as the reference does ([`literal_in_json`]); one with a fraction
+    /// keeps the value the decoder read too ([`Node::Dec`]).
     #[inline]
     fn number_value(&mut self, text: &str, integer: bool, quick: Option<QuickNumber>) -> polywire::Result<Option<usize>> {
-        if let Some(q) = quick {
-            if let Some(span) = self.src_span(text) {
-                let zero = match q {
-                    QuickNumber::Int(i) => i == 0,
-                    QuickNumber::Float(f) => f == 0.0,
-                };
-                if zero && text.starts_with('-') {
-                    return self.int(0).map(Some);
-                }
-                if let (QuickNumber::Float(value), Ok(start), Ok(len)) = (q, u32::try_from(span.start), u32::try_from(span.len)) {
-                    return Ok(Some(self.arena.push(Node::Dec { start, len, value })));
-                }
-                return Ok(Some(self.arena.push(Node::Num(span))));
-            }
+        let literal = literal_in_json(text, quick);
+        if literal == LiteralInJson::Zero {
+            return self.int(0).map(Some);
         }
-        self.number_token(text, integer)
-    }
-
-    fn number_token(&mut self, text: &str, integer: bool) -> polywire::Result<Option<usize>> {
-        let b = text.as_bytes();
-        // `| 0x20` folds 'E' to 'e' and leaves digits, '.' and '-' as they are.
-        if b.len() <= 300 && !b.iter().any(|&c| c | 0x20 == b'e') {
+        if literal == LiteralInJson::Text {
             if let Some(span) = self.src_span(text) {
-                if b.first() == Some(&b'-') && !b.iter().any(|c| matches!(c, b'1'..=b'9')) {
-                    return self.int(0).map(Some);
+                if let (Some(QuickNumber::Float(value)), Ok(start), Ok(len)) = (quick, u32::try_from(span.start), u32::try_from(span.len)) {
+                    return Ok(Some(self.arena.push(Node::Dec { start, len, value })));
                 }
                 return Ok(Some(self.arena.push(Node::Num(span))));
             }
         }
         // The default reading (`Builder::number_token`).
         json::javascript_number(self, text, integer)
+    }
+
+    fn number_token(&mut self, text: &str, integer: bool) -> polywire::Result<Option<usize>> {
+        self.number_value(text, integer, None)
     }
 }
 
@@ -965,10 +992,9 @@ impl DirectJson<'_> {
     /// slice of it (whole words may then be read past its end).
     #[inline]
     fn text(&mut self, s: &str) {
-        let src = self.w.src;
-        match (s.as_ptr() as usize).checked_sub(src.as_ptr() as usize) {
-            Some(start) if start + s.len() <= src.len() => self.w.string_in(src, Span { start, len: s.len() }),
-            _ => self.w.string(s),
+        match span_in(self.w.src, s) {
+            Some(span) => self.w.string_in(self.w.src, span),
+            None => self.w.string(s),
         }
     }
 
@@ -1063,25 +1089,18 @@ impl Builder for DirectJson<'_> {
         Ok(())
     }
 
-    /// As [`Build::number_value`] keeps it: the literal's text, but `0` for
-    /// a negative zero.
+    /// As [`Build::number_value`] keeps it ([`literal_in_json`]).
     #[inline]
     fn number_value(&mut self, text: &str, integer: bool, quick: Option<QuickNumber>) -> polywire::Result<Option<()>> {
-        match quick {
-            Some(QuickNumber::Int(i)) => self.number_text(text, i == 0 && text.starts_with('-')),
-            Some(QuickNumber::Float(f)) => self.number_text(text, f == 0.0 && text.starts_with('-')),
-            None => self.number_token(text, integer),
+        match literal_in_json(text, quick) {
+            LiteralInJson::Text => self.number_text(text, false),
+            LiteralInJson::Zero => self.number_text(text, true),
+            LiteralInJson::Read => json::javascript_number(self, text, integer),
         }
     }
 
-    /// As [`Build::number_token`].
     fn number_token(&mut self, text: &str, integer: bool) -> polywire::Result<Option<()>> {
-        let b = text.as_bytes();
-        if b.len() <= 300 && !b.iter().any(|&c| c | 0x20 == b'e') {
-            let negative_zero = b.first() == Some(&b'-') && !b.iter().any(|c| matches!(c, b'1'..=b'9'));
-            return self.number_text(text, negative_zero);
-        }
-        json::javascript_number(self, text, integer)
+        self.number_value(text, integer, None)
     }
 }
 
