@@ -54,6 +54,17 @@ export declare class KadoFrameDecoder {
   get maxFrameSize(): number
 }
 
+/** The state of the packed route kept between calls: the key table. */
+export declare class ToonPackEncoder {
+  constructor()
+  /**
+   * Encode the packed value: `ops[..opCount]`, `nums[..numCount]` and
+   * `text`; `reset` first forgets the key table (the JavaScript side's
+   * numbering was cleared).
+   */
+  encode(ops: unknown, opCount: number, nums: unknown, numCount: number, text: unknown, reset: boolean, indent: number, delimiter: number, keyFolding: boolean, flattenDepth: number): unknown
+}
+
 export declare function axonAgentId(publicKey: Uint8Array): string
 
 export declare function axonAgentIdFromSeed(seed: Uint8Array): string

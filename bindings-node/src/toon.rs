@@ -23,6 +23,8 @@ use polywire::toon::Delimiter;
 use polywire::{Error, Format};
 use std::vec::Drain;
 
+mod pack;
+
 // ---------------------------------------------------------------- arena
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1578,13 +1580,18 @@ fn json_error_to_toon(e: Error) -> Error {
 /// times slower).
 /// Returns whether there was a lone surrogate.
 fn utf16_to_utf8(src: &[u16], out: &mut Vec<u8>) -> bool {
-    let mut lone = false;
     out.clear();
+    utf16_push_utf8(src, out)
+}
+
+/// [`utf16_to_utf8`] appending to `out`.
+fn utf16_push_utf8(src: &[u16], out: &mut Vec<u8>) -> bool {
+    let mut lone = false;
     // Each unit gives at most three bytes (a surrogate pair: four for two);
     // `encode_utf8` is handed four bytes of room even for the last unit.
     out.reserve(src.len() * 3 + 4);
     let mut i = 0;
-    let mut n = 0;
+    let mut n = out.len();
     let dst = out.as_mut_ptr();
     // SAFETY: at most `3 * src.len()` bytes are written, all reserved (and
     // the four-byte room given to `encode_utf8` too); reads stay within `src`.
@@ -1738,6 +1745,16 @@ fn napi_status(what: &str) -> napi::Error<crate::errors::Code> {
 /// several times faster than N-API's UTF-8 conversion, and about as fast
 /// for a one-byte one.
 unsafe fn read_string<'b>(env: sys::napi_env, v: sys::napi_value, buf: &'b mut Vec<u8>, wide: &mut Vec<u16>, strict: bool) -> Result<&'b str> {
+    read_utf16(env, v, wide)?;
+    if utf16_to_utf8(wide, buf) && strict {
+        return Err(invalid_arg("TOON_LONE_SURROGATE_INPUT", "the text holds a lone surrogate".into()));
+    }
+    // Well-formed by construction; checked all the same.
+    std::str::from_utf8(buf).map_err(|_| napi_status("string is not UTF-8"))
+}
+
+/// A JavaScript string's UTF-16 units, copied into `wide`.
+unsafe fn read_utf16(env: sys::napi_env, v: sys::napi_value, wide: &mut Vec<u16>) -> Result<()> {
     // The length in UTF-16 units costs nothing.
     let mut units = 0usize;
     if sys::napi_get_value_string_utf16(env, v, std::ptr::null_mut(), 0, &mut units) != sys::Status::napi_ok {
@@ -1751,11 +1768,7 @@ unsafe fn read_string<'b>(env: sys::napi_env, v: sys::napi_value, buf: &'b mut V
         return Err(napi_status("read string"));
     }
     wide.set_len(written.min(units));
-    if utf16_to_utf8(wide, buf) && strict {
-        return Err(invalid_arg("TOON_LONE_SURROGATE_INPUT", "the text holds a lone surrogate".into()));
-    }
-    // Well-formed by construction; checked all the same.
-    std::str::from_utf8(buf).map_err(|_| napi_status("string is not UTF-8"))
+    Ok(())
 }
 
 /// A JavaScript string from UTF-8 text: copied as Latin-1 when it is ASCII
