@@ -399,6 +399,18 @@ let packStrs = []
 let packOpsAt = 0
 let packNumsAt = 0
 const packKeyIds = new Map()
+// Per nesting depth, the first keys of the last object packed there and
+// their ids (siblings mostly share their keys; a string comparison costs
+// less than a Map lookup).
+let packKeyCache = []
+let packKeyCacheIds = []
+const PACK_CACHE_SLOTS = 64
+
+// Strings only (no holes), so that comparing with a key is a string compare.
+function newKeyCache(depth) {
+  packKeyCacheIds[depth] = new Int32Array(PACK_CACHE_SLOTS).fill(-1)
+  return (packKeyCache[depth] = new Array(PACK_CACHE_SLOTS).fill(''))
+}
 let packReset = true
 // Set while a value is walked: a getter that encodes again takes the JSON
 // route rather than the shared arrays.
@@ -422,36 +434,40 @@ function packGrow() {
 // the ops. In arrays, undefined, functions and symbols are null, as both
 // JSON.stringify and the reference have them.
 function packItem(item, depth, inArray) {
-  switch (typeof item) {
-    case 'string':
-      if (item.length >= P_MAX) return false
-      packOps[packOpsAt++] = (item.length << P_SHIFT) | P_STR
-      packStrs.push(item)
-      return true
-    case 'number':
-      packNums[packNumsAt++] = item
-      packOps[packOpsAt++] = P_NUM
-      return true
-    case 'boolean':
-      packOps[packOpsAt++] = item ? P_TRUE : P_FALSE
-      return true
-    case 'object':
-      if (item === null) {
-        packOps[packOpsAt++] = P_NULL
-        return true
-      }
-      return Array.isArray(item) ? packArray(item, depth + 1) : packObject(item, depth + 1)
-    case 'bigint':
-      return false
-    default:
-      if (!inArray) return false
+  // Each test a `typeof item === '...'` of its own: V8 compiles that to a
+  // check, but calls a builtin for a typeof whose string is kept or switched on.
+  if (typeof item === 'string') {
+    if (item.length >= P_MAX) return false
+    packOps[packOpsAt++] = (item.length << P_SHIFT) | P_STR
+    packStrs.push(item)
+    return true
+  }
+  if (typeof item === 'number') {
+    packNums[packNumsAt++] = item
+    packOps[packOpsAt++] = P_NUM
+    return true
+  }
+  if (typeof item === 'object') {
+    if (item === null) {
       packOps[packOpsAt++] = P_NULL
       return true
+    }
+    return Array.isArray(item) ? packArray(item, depth + 1) : packObject(item, depth + 1)
   }
+  if (typeof item === 'boolean') {
+    packOps[packOpsAt++] = item ? P_TRUE : P_FALSE
+    return true
+  }
+  if (typeof item === 'bigint' || !inArray) return false
+  packOps[packOpsAt++] = P_NULL
+  return true
 }
 
+// A toJSON that is not undefined (the reference calls it when it is a
+// function) sends the value to the JSON route, which normalises as the
+// reference does; a load costs less than `'toJSON' in value`.
 function packArray(value, depth) {
-  if (depth > MAX_DEPTH || 'toJSON' in value) return false
+  if (depth > MAX_DEPTH || value.toJSON !== undefined) return false
   const n = value.length
   if (n >= P_MAX) return false
   packOps[packOpsAt++] = (n << P_SHIFT) | P_ARR
@@ -465,22 +481,35 @@ function packArray(value, depth) {
 function packObject(value, depth) {
   if (depth > MAX_DEPTH) return false
   const proto = Object.getPrototypeOf(value)
-  if ((proto !== Object.prototype && proto !== null) || 'toJSON' in value) return false
+  if ((proto !== Object.prototype && proto !== null) || value.toJSON !== undefined) return false
   const at = packOpsAt++
   let count = 0
+  const cache = packKeyCache[depth] ?? newKeyCache(depth)
+  const cacheIds = packKeyCacheIds[depth]
   for (const key in value) {
     if (packOpsAt + 2 > packOps.length || packNumsAt === packNums.length) packGrow()
-    const id = packKeyIds.get(key)
-    if (id !== undefined) {
+    // A slot not yet filled holds '' with id -1 (an empty key is a key too).
+    let id = count < PACK_CACHE_SLOTS && cache[count] === key ? cacheIds[count] : -1
+    if (id >= 0) {
       packOps[packOpsAt++] = (id << P_SHIFT) | P_KEY
-    } else if (key.length <= PACK_KEY_MAX_LEN && packKeyIds.size < PACK_KEY_CAP) {
-      packKeyIds.set(key, packKeyIds.size)
-      packOps[packOpsAt++] = (key.length << P_SHIFT) | P_KEY_NEW
-      packStrs.push(key)
     } else {
-      if (key.length >= P_MAX) return false
-      packOps[packOpsAt++] = (key.length << P_SHIFT) | P_KEY_TEXT
-      packStrs.push(key)
+      id = packKeyIds.get(key) ?? -1
+      if (id >= 0) {
+        packOps[packOpsAt++] = (id << P_SHIFT) | P_KEY
+      } else if (key.length <= PACK_KEY_MAX_LEN && packKeyIds.size < PACK_KEY_CAP) {
+        id = packKeyIds.size
+        packKeyIds.set(key, id)
+        packOps[packOpsAt++] = (key.length << P_SHIFT) | P_KEY_NEW
+        packStrs.push(key)
+      } else {
+        if (key.length >= P_MAX) return false
+        packOps[packOpsAt++] = (key.length << P_SHIFT) | P_KEY_TEXT
+        packStrs.push(key)
+      }
+      if (id >= 0 && count < PACK_CACHE_SLOTS) {
+        cache[count] = key
+        cacheIds[count] = id
+      }
     }
     if (!packItem(value[key], depth, false)) return false
     count++
@@ -499,6 +528,8 @@ function objectPrototypeEnumerable() {
 
 function forgetKeys() {
   packKeyIds.clear()
+  packKeyCache = []
+  packKeyCacheIds = []
   packReset = true
 }
 
@@ -508,6 +539,7 @@ function encodePacked(input, o) {
   if (packKeyIds.size >= PACK_KEY_CAP) forgetKeys()
   packOpsAt = 0
   packNumsAt = 0
+  packStrs = []
   packing = true
   let plain = false
   try {

@@ -221,9 +221,15 @@ impl ShortDecimal {
             *i -= 1;
             buf[*i] = c;
         };
-        const POW10: [u64; 5] = [1, 10, 100, 1_000, 10_000];
-        let p = POW10[self.scale.min(4)];
-        let (mut int, mut frac) = (self.digits / p, self.digits % p);
+        // Constant divisors (multiplications), not a division by a looked-up power.
+        let d = self.digits;
+        let (mut int, mut frac) = match self.scale {
+            0 => (d, 0),
+            1 => (d / 10, d % 10),
+            2 => (d / 100, d % 100),
+            3 => (d / 1_000, d % 1_000),
+            _ => (d / 10_000, d % 10_000),
+        };
         if self.scale > 0 {
             let mut left = self.scale;
             while left >= 2 {

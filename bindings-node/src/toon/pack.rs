@@ -107,8 +107,6 @@ struct PackReader<'a> {
     at: usize,
     table: &'a mut KeyTable,
     arena: &'a mut Arena,
-    values: Vec<usize>,
-    entries: Vec<(Key, usize)>,
 }
 
 impl PackReader<'_> {
@@ -174,32 +172,35 @@ impl PackReader<'_> {
         Ok(())
     }
 
+    // A container's slots are made when its count is read (the count was
+    // checked against the ops left) and filled in place: its items are
+    // contiguous even though nested containers append theirs meanwhile.
+
     #[inline(never)]
     fn array(&mut self, n: usize, depth: usize, at: usize) -> polywire::Result<usize> {
         self.check_count(n, 1, depth, at)?;
-        let base = self.values.len();
-        for _ in 0..n {
-            let v = self.value(depth + 1)?;
-            self.values.push(v);
-        }
         let start = self.arena.items.len();
-        self.arena.items.extend(self.values.drain(base..));
+        self.arena.items.resize(start + n, 0);
+        for i in start..start + n {
+            let v = self.value(depth + 1)?;
+            self.arena.items[i] = v;
+        }
         Ok(self.arena.push(Node::Array { start, len: n }))
     }
 
     #[inline(never)]
     fn object(&mut self, n: usize, depth: usize, at: usize) -> polywire::Result<usize> {
         self.check_count(n, 2, depth, at)?;
-        let base = self.entries.len();
+        let start = self.arena.entries.len();
+        let empty = Key { span: Span { start: 0, len: 0 }, src: false };
+        self.arena.entries.resize(start + n, (empty, 0));
         let mut index_keys = false;
-        for _ in 0..n {
+        for i in start..start + n {
             let (key, index) = self.key()?;
             index_keys |= index;
             let v = self.value(depth + 1)?;
-            self.entries.push((key, v));
+            self.arena.entries[i] = (key, v);
         }
-        let start = self.arena.entries.len();
-        self.arena.entries.extend(self.entries.drain(base..));
         Ok(self.arena.push(Node::Object { start, len: n, index_keys }))
     }
 
@@ -299,16 +300,9 @@ impl ToonPackEncoder {
         with_scratch(|s| {
             let super::Scratch { output, wide, arena, .. } = s;
             unsafe { read_utf16(raw, text.value().value, wide)? };
-            let values = std::mem::take(&mut arena.reader_values);
-            let entries = std::mem::take(&mut arena.reader_entries);
-            let mut r = PackReader { ops, pos: 0, nums, num: 0, text: wide, at: 0, table: &mut self.table, arena, values, entries };
+            let mut r = PackReader { ops, pos: 0, nums, num: 0, text: wide, at: 0, table: &mut self.table, arena };
             let root = r.value(0);
             let ended = r.pos == ops.len() && r.num == nums.len() && r.at == r.text.len();
-            let (mut values, mut entries) = (r.values, r.entries);
-            values.clear();
-            entries.clear();
-            arena.reader_values = values;
-            arena.reader_entries = entries;
             let root = root.napi()?;
             if !ended {
                 return Err(malformed(ops.len(), "data left over")).napi();

@@ -571,6 +571,15 @@ fn push_quoted(out: &mut String, s: &str) {
 /// ECMAScript Number-to-string, after the reference's normalisation
 /// (`-0` -> `0`, NaN and infinities -> `null`).
 fn push_f64(out: &mut String, f: f64) {
+    // Integers below 2^53 in magnitude (most numbers) are their digits: a
+    // double that far from zero names one integer, so no shorter form reads
+    // back as it. (Beyond, ECMAScript writes the shortest digits padded with
+    // zeros.) `-0` gives `0`; NaN and infinities fail the comparison.
+    let i = f as i64;
+    if i as f64 == f && i.unsigned_abs() < 1 << 53 {
+        push_piece(out, itoa::Buffer::new().format(i));
+        return;
+    }
     if !f.is_finite() {
         out.push_str("null");
     } else if f == 0.0 {
@@ -1670,6 +1679,45 @@ mod tests {
         push_f64(&mut out, f64::NEG_INFINITY);
         push_f64(&mut out, -0.0);
         assert_eq!(out, "nullnull0");
+    }
+
+    /// `push_f64` against ryu-js (ECMAScript Number-to-string) after the
+    /// reference's normalisation.
+    fn check_f64(f: f64) {
+        let expected = if !f.is_finite() {
+            "null".to_owned()
+        } else if f == 0.0 {
+            "0".to_owned()
+        } else {
+            ryu_js::Buffer::new().format_finite(f).to_owned()
+        };
+        let mut out = String::new();
+        push_f64(&mut out, f);
+        assert_eq!(out, expected, "{f:e} ({:#x})", f.to_bits());
+    }
+
+    #[test]
+    fn integers_at_the_edges_of_the_integer_path() {
+        for base in [1i64 << 53, 1 << 60, 1_000_000_000_000_000_000, i64::MAX] {
+            for d in -4..=4 {
+                let f = base.saturating_add(d) as f64;
+                check_f64(f);
+                check_f64(-f);
+                check_f64(f64::from_bits(f.to_bits() + 1));
+                check_f64(f64::from_bits(f.to_bits() - 1));
+            }
+        }
+        for f in [1e21, 1e22, -1e21, 9.999999999999999e20, 2f64.powi(63), -(2f64.powi(63)), 0.5, -0.0, f64::MIN_POSITIVE] {
+            check_f64(f);
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn push_f64_is_ecmascript(bits: u64, int in -(1i64 << 55)..(1i64 << 55)) {
+            check_f64(f64::from_bits(bits));
+            check_f64(int as f64);
+        }
     }
 
     #[test]

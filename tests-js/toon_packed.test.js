@@ -1,0 +1,246 @@
+'use strict'
+// polywire/toon: the packed encode route (bindings-node/toon.js `packValue`,
+// bindings-node/src/toon/pack.rs) against the pinned reference
+// @toon-format/toon 4.4.0: what a plain value is, the key table kept between
+// calls (numbering, its cap, forgetting it after a failed call), re-entrant
+// and throwing getters, numbers, strings, and malformed packed input handed
+// to the native side directly (a typed error, never a crash).
+
+const test = require('node:test')
+const assert = require('node:assert/strict')
+
+const toon = require('polywire/toon')
+const native = require('../bindings-node/index.js')
+
+const reference = () => import('@toon-format/toon')
+
+// Seeded numbers in [0, 1).
+function lcg(seed) {
+  return () => {
+    seed = (seed * 1103515245 + 12345) >>> 0
+    return seed / 2 ** 32
+  }
+}
+
+// Same text as the reference, or the same kind of error with the same message.
+function assertLikeReference(ref, value, what, options) {
+  let expected
+  let actual
+  try {
+    expected = { text: ref.encode(value, options) }
+  } catch (e) {
+    expected = { error: e }
+  }
+  try {
+    actual = { text: toon.encode(value, options) }
+  } catch (e) {
+    actual = { error: e }
+  }
+  if (expected.error) {
+    assert.ok(actual.error, `${what}: the reference threw ${expected.error}, polywire gave ${JSON.stringify(actual.text)}`)
+    assert.equal(actual.error.constructor.name, expected.error.constructor.name, `${what}: ${actual.error}`)
+    assert.equal(actual.error.message, expected.error.message, what)
+  } else {
+    assert.ok(!actual.error, `${what}: polywire threw ${actual.error?.stack}`)
+    assert.equal(actual.text, expected.text, what)
+  }
+}
+
+test('packed: numbers are written as ECMAScript writes them', async () => {
+  const ref = await reference()
+  const next = lcg(7)
+  const numbers = [
+    0, -0, NaN, Infinity, -Infinity, 1, -1, 0.1, 0.5, 1e21, 1e-7, 1e-6, 9.999999999999999e20, 5e-324, -5e-324,
+    Number.MAX_VALUE, Number.MIN_VALUE, 2 ** 53, 2 ** 53 - 1, 2 ** 53 + 2, -(2 ** 53), 2 ** 60, 2 ** 63, -(2 ** 63),
+    2 ** 64, 123456789012345680000, 3540.24, 0.69, 1106.7, 68719476735.9999, 0.1 + 0.2,
+  ]
+  for (let i = 0; i < 3000; i++) {
+    const bits = new Float64Array(new Uint32Array([(next() * 2 ** 32) >>> 0, (next() * 2 ** 32) >>> 0]).buffer)[0]
+    numbers.push(bits, Math.round(next() * 2 ** 60) * (next() < 0.5 ? -1 : 1), Math.round(next() * 1e8) / 10 ** Math.floor(next() * 8))
+  }
+  assertLikeReference(ref, numbers, 'inline array')
+  assertLikeReference(ref, { rows: numbers.map((n, i) => ({ i, n })) }, 'table')
+  for (const n of numbers.slice(0, 40)) assertLikeReference(ref, n, `root ${n}`)
+})
+
+test('packed: strings and keys, ASCII or not, and index-like keys', async () => {
+  const ref = await reference()
+  const values = [
+    '', ' padded ', 'true', 'null', '-5', '05', '1e3', 'a,b', 'a|b', 'a\tb', 'a:b', '"q"', '[x]', '{y}', '# c', '- item',
+    'line\nbreak', '\u0000\u001f', 'é', '日本語', '🎓 emoji', '\ufeffbom', 'x'.repeat(5000), 'é'.repeat(3000),
+  ]
+  const keys = ['a', '', '0', '10', '01', '-1', '1.5', 'with space', 'a.b', '__proto__', 'constructor', 'é', '🎓', 'k'.repeat(64), 'k'.repeat(65), 'é'.repeat(70)]
+  const obj = {}
+  for (const [i, k] of keys.entries()) Object.defineProperty(obj, k, { value: values[i % values.length], enumerable: true, writable: true, configurable: true })
+  assertLikeReference(ref, obj, 'keys')
+  assertLikeReference(ref, values, 'values')
+  assertLikeReference(ref, keys.map((k) => ({ [k]: 1, other: k })), 'key per row')
+  assertLikeReference(ref, JSON.parse('{"__proto__": {"x": 1}, "a": [{"__proto__": 1, "b": 2}, {"__proto__": 3, "b": 4}]}'), '__proto__ keys')
+  for (const delimiter of [',', '\t', '|']) assertLikeReference(ref, { rows: values.map((v) => ({ v, w: 1 })) }, `delimiter ${JSON.stringify(delimiter)}`, { delimiter })
+})
+
+test('packed: the key table stays in step across calls, past its cap', async () => {
+  const ref = await reference()
+  const next = lcg(11)
+  // Well over 4096 distinct keys, met again and again, in changing orders,
+  // in objects with more keys than the per-depth cache holds.
+  for (let doc = 0; doc < 400; doc++) {
+    const value = {}
+    const n = 1 + Math.floor(next() * 90)
+    for (let i = 0; i < n; i++) {
+      const key = next() < 0.5 ? `k${Math.floor(next() * 6000)}` : ['id', 'name', 'x', 'y', 'nested'][Math.floor(next() * 5)]
+      value[key] = next() < 0.2 ? { [key]: i, id: doc } : next() < 0.5 ? [{ id: i, [key]: 'v' }, { id: i + 1, [key]: 'w' }] : i
+    }
+    assertLikeReference(ref, value, `doc ${doc}`)
+  }
+})
+
+class Point {
+  constructor(x, y) {
+    this.x = x
+    this.y = y
+  }
+}
+
+test('packed: a value that is not plain halfway leaves the table in step', async () => {
+  const ref = await reference()
+  const notPlain = [
+    new Date(0),
+    10n,
+    2n ** 70n,
+    undefined,
+    () => 1,
+    Symbol('s'),
+    new Point(1, 2),
+    new Map([[1, 'a']]),
+    new Set([1, 2]),
+    { toJSON: () => 'via toJSON' },
+    { toJSON: 'not a function', a: 1 },
+    { toJSON: undefined, a: 1 },
+    Object.defineProperty({ a: 1 }, 'toJSON', { value: () => 'hidden', enumerable: false }),
+    Object.defineProperty([1, 2], 'toJSON', { value: () => 'array', enumerable: false }),
+    Object.assign(Object.create(null), { a: 1, b: [1, 2] }),
+  ]
+  for (const [i, bad] of notPlain.entries()) {
+    // New keys first, then the value that sends the walk to the JSON route,
+    // then the same keys again in a plain value.
+    const fresh = `fresh${i}`
+    assertLikeReference(ref, { [fresh]: 1, [`${fresh}b`]: { deep: [{ [fresh]: 2 }] }, bad, after: [undefined, null] }, `not plain ${i}`)
+    assertLikeReference(ref, { [`${fresh}b`]: 3, [fresh]: { [fresh]: 4 } }, `after ${i}`)
+    assertLikeReference(ref, [bad, { [fresh]: 5 }], `in array ${i}`)
+  }
+  // Holes and what JSON.stringify writes as null in arrays.
+  // eslint-disable-next-line no-sparse-arrays
+  assertLikeReference(ref, { a: [1, , 3], b: [undefined, () => 1, Symbol('x')] }, 'holes')
+})
+
+test('packed: lone surrogates fail as in the reference, and the table stays in step', async () => {
+  const ref = await reference()
+  for (const [i, value] of [{ a: 'x\ud800y' }, { ['k\udc00']: 1 }, ['ok', '\udbff'], { b: [{ c: 'x\udfff' }] }].entries()) {
+    assertLikeReference(ref, { [`new${i}`]: 1, value }, `lone ${i}`)
+    assertLikeReference(ref, { [`new${i}`]: 2, ok: '\ud83c\udf93' }, `after lone ${i}`)
+  }
+})
+
+test('packed: getters that throw or encode again', async () => {
+  const ref = await reference()
+  const boom = new Error('boom')
+  const throwing = { first: 1, get second() { throw boom } }
+  assert.throws(() => toon.encode({ newKey1: 1, inner: throwing }), (e) => e === boom)
+  assertLikeReference(ref, { newKey1: 2, inner: { first: 3, second: 4 } }, 'after a throwing getter')
+  // A getter that encodes while the outer value is being walked.
+  const inner = { z: [1, 2], w: { v: 'x' } }
+  const outer = (encode) => ({ a: 1, get b() { return encode(inner) }, c: [{ d: 1, e: 2 }, { d: 3, e: 4 }] })
+  assert.equal(toon.encode(outer(toon.encode)), ref.encode(outer(ref.encode)))
+  assertLikeReference(ref, { a: 1, b: 'x', c: [{ d: 1, e: 2 }], z: [1] }, 'after re-entry')
+})
+
+test('packed: keys inherited from a polluted Object.prototype are not written', async () => {
+  const ref = await reference()
+  Object.prototype.polluted = 'yes' // eslint-disable-line no-extend-native
+  try {
+    assertLikeReference(ref, { a: 1, b: { c: 2 } }, 'polluted')
+  } finally {
+    delete Object.prototype.polluted
+  }
+  assertLikeReference(ref, { a: 1, b: { c: 2 } }, 'clean again')
+})
+
+test('packed: deep values and options', async () => {
+  const ref = await reference()
+  let deep = 1
+  for (let i = 0; i < 1100; i++) deep = { d: deep }
+  // The reference has no limit; polywire stops at MAX_DEPTH (a stack bound).
+  assert.throws(() => toon.encode(deep), (e) => e.code === 'TOON_TOO_DEEP')
+  assertLikeReference(ref, { after: { deep: 1 } }, 'after too deep')
+  let ok = 1
+  for (let i = 0; i < 900; i++) ok = [ok]
+  assertLikeReference(ref, { ok }, 'deep arrays')
+  const value = { a: { b: { c: [1, 2] } }, rows: [{ x: 1, y: { z: 2 } }, { x: 3, y: { z: 4 } }] }
+  for (const options of [{ indent: 4 }, { indentSize: 3 }, { delimiter: '|' }, { delimiter: '\t', indent: 1 }]) {
+    assertLikeReference(ref, value, JSON.stringify(options), options)
+  }
+  // Key folding (a v3 feature the 4.4 reference no longer has) is polywire's own.
+  assert.equal(toon.encode(value, { keyFolding: 'safe' }), 'a.b.c[2]: 1,2\nrows[2]{x,y{z}}:\n  1,2\n  3,4')
+  assert.equal(toon.encode(value, { keyFolding: 'safe', flattenDepth: 2 }), 'a.b:\n  c[2]: 1,2\nrows[2]{x,y{z}}:\n  1,2\n  3,4')
+})
+
+// A typed error (not a crash, not a hang) for packed input that the walk in
+// toon.js never makes.
+function assertTypedError(f, what) {
+  try {
+    f()
+  } catch (e) {
+    assert.ok(['TOON_PACKED', 'TOON_TOO_DEEP', 'JSON_LONE_SURROGATE', 'TOON_INVALID_ARGUMENT'].includes(e.code), `${what}: ${e.code} ${e.message}`)
+    return e
+  }
+  return null
+}
+
+test('packed: malformed packed input gives a typed error', () => {
+  const encoder = new native.ToonPackEncoder()
+  const call = (ops, nums, text, reset = false) =>
+    encoder.encode(Int32Array.from(ops), ops.length, Float64Array.from(nums), nums.length, text, reset, 2, 44, false, Infinity)
+  const op = (tag, payload = 0) => (payload << 4) | tag
+  // Well-formed: {"a": [1, "x"]} with a new key, then the key by id.
+  assert.equal(call([op(6, 1), op(7, 1), op(5, 2), op(3), op(4, 1)], [1], 'ax', true), 'a[2]: 1,x')
+  assert.equal(call([op(6, 1), op(8, 0), op(2)], [], ''), 'a: true')
+  const cases = {
+    'ops end early': [[op(5, 3), op(0)], [], ''],
+    'count beyond the ops': [[op(5, 2 ** 26)], [], ''],
+    'object count beyond the ops': [[op(6, 1), op(8, 0)], [], ''],
+    'unknown key id': [[op(6, 1), op(8, 999), op(0)], [], ''],
+    'negative op': [[-1], [], ''],
+    'unknown tag': [[op(15)], [], ''],
+    'key where a value goes': [[op(7, 1)], [], 'a'],
+    'value where a key goes': [[op(6, 1), op(0), op(0)], [], ''],
+    'numbers end early': [[op(3)], [], ''],
+    'string beyond the text': [[op(4, 10)], [], 'abc'],
+    'data left over': [[op(0)], [1], 'xyz'],
+    'lone surrogate': [[op(4, 1)], [], '\ud800'],
+    'lone surrogate key': [[op(6, 1), op(7, 1), op(0)], [], '\udc00'],
+    'too deep': [Array.from({ length: 3000 }, (_, i) => (i < 2999 ? op(5, 1) : op(0))), [], ''],
+  }
+  for (const [what, [ops, nums, text]] of Object.entries(cases)) {
+    assert.ok(assertTypedError(() => call(ops, nums, text), what), `${what}: no error`)
+  }
+  // Lengths and counts beyond the arrays handed over.
+  assertTypedError(() => encoder.encode(new Int32Array(2), 3, new Float64Array(0), 0, '', false, 2, 44, false, Infinity), 'opCount')
+  assertTypedError(() => encoder.encode(new Int32Array(1), 1, new Float64Array(0), 5, '', false, 2, 44, false, Infinity), 'numCount')
+  assertTypedError(() => encoder.encode([0], 1, new Float64Array(0), 0, '', false, 2, 44, false, Infinity), 'not a typed array')
+  // Random input: only typed errors or text.
+  const next = lcg(3)
+  for (let i = 0; i < 20000; i++) {
+    const ops = Array.from({ length: 1 + Math.floor(next() * 12) }, () => op(Math.floor(next() * 11), Math.floor(next() * (next() < 0.8 ? 4 : 2 ** 27))))
+    const nums = Array.from({ length: Math.floor(next() * 3) }, () => next() * 100)
+    const text = 'abcdé\ud800'.slice(0, Math.floor(next() * 7))
+    const reset = next() < 0.1
+    try {
+      assert.equal(typeof call(ops, nums, text, reset), 'string')
+    } catch (e) {
+      assertTypedError(() => {
+        throw e
+      }, `random ${i}: ${ops}`)
+    }
+  }
+})
