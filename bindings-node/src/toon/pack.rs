@@ -29,7 +29,7 @@
 //! lengths against the table and the text, nesting depth), so malformed
 //! arrays give `TOON_PACKED`, never a panic or an allocation ahead of data.
 
-use super::{encode_options, make_string, read_utf16, slice, utf16_push_utf8, with_scratch, Arena, ArenaDoc, ArenaVal, Key, Node, Span};
+use super::{encode_options, make_string, read_utf16, slice, utf16_push_utf8, utf16_to_utf8, with_scratch, Arena, ArenaDoc, ArenaVal, Key, Node, Span};
 use crate::errors::{invalid_arg, IntoNapi, Result};
 use napi::bindgen_prelude::*;
 use napi::sys;
@@ -105,23 +105,64 @@ struct PackReader<'a> {
     num: usize,
     text: &'a [u16],
     at: usize,
+    /// Whether the text is all ASCII: the arena's text then holds all of
+    /// it, converted at once, and a string is a span of it where it lies.
+    ascii: bool,
     table: &'a mut KeyTable,
     arena: &'a mut Arena,
 }
 
-impl PackReader<'_> {
-    /// The next `len` UTF-16 units of the text, converted and appended to
-    /// `out`; its span there.
-    #[inline]
-    fn piece(&mut self, len: usize, out: &mut String, op: usize) -> polywire::Result<Span> {
-        let units = self.text.get(self.at..self.at.saturating_add(len)).ok_or_else(|| malformed(op, "string beyond the text"))?;
-        self.at += len;
-        let start = out.len();
-        // SAFETY: `utf16_push_utf8` appends well-formed UTF-8 only.
-        if utf16_push_utf8(units, unsafe { out.as_mut_vec() }) {
-            return Err(lone_surrogate(op));
+/// Whether every unit is below 0x80 (vectorised: an OR of the units).
+fn all_ascii(units: &[u16]) -> bool {
+    let mut chunks = units.chunks_exact(32);
+    for c in &mut chunks {
+        if c.iter().fold(0, |a, &u| a | u) >= 0x80 {
+            return false;
         }
-        Ok(Span { start, len: out.len() - start })
+    }
+    chunks.remainder().iter().fold(0, |a, &u| a | u) < 0x80
+}
+
+/// The next `len` UTF-16 units of `text` from `*at`, converted and appended
+/// to `out`; their span there. (A function of the fields it uses, so that
+/// the reader's other fields stay free meanwhile.)
+#[inline]
+fn piece(text: &[u16], at: &mut usize, len: usize, out: &mut String, op: usize) -> polywire::Result<Span> {
+    let units = text.get(*at..at.saturating_add(len)).ok_or_else(|| malformed(op, "string beyond the text"))?;
+    *at += len;
+    let start = out.len();
+    // SAFETY: `utf16_push_utf8` appends well-formed UTF-8 only.
+    if utf16_push_utf8(units, unsafe { out.as_mut_vec() }) {
+        return Err(lone_surrogate(op));
+    }
+    Ok(Span { start, len: out.len() - start })
+}
+
+impl PackReader<'_> {
+    /// The next string of `len` units as a span of the arena's text.
+    #[inline]
+    fn string(&mut self, len: usize, op: usize) -> polywire::Result<Span> {
+        if self.ascii {
+            if len > self.text.len() - self.at {
+                return Err(malformed(op, "string beyond the text"));
+            }
+            let start = self.at;
+            self.at += len;
+            return Ok(Span { start, len });
+        }
+        piece(self.text, &mut self.at, len, &mut self.arena.text, op)
+    }
+
+    /// The next string of `len` units appended to the table's text: a new key.
+    #[inline]
+    fn table_key(&mut self, len: usize, op: usize) -> polywire::Result<Span> {
+        if self.ascii {
+            let span = self.string(len, op)?;
+            let start = self.table.text.len();
+            self.table.text.push_str(slice(&self.arena.text, span));
+            return Ok(Span { start, len });
+        }
+        piece(self.text, &mut self.at, len, &mut self.table.text, op)
     }
 
     #[inline]
@@ -146,12 +187,7 @@ impl PackReader<'_> {
                 self.num += 1;
                 Node::Float(f)
             }
-            P_STR => {
-                let mut text = std::mem::take(&mut self.arena.text);
-                let span = self.piece(payload, &mut text, at);
-                self.arena.text = text;
-                Node::Str(span?)
-            }
+            P_STR => Node::Str(self.string(payload, at)?),
             P_ARR => return self.array(payload, depth, at),
             P_OBJ => return self.object(payload, depth, at),
             _ => return Err(malformed(at, "expected a value")),
@@ -219,19 +255,13 @@ impl PackReader<'_> {
                 if self.table.keys.len() >= KEY_CAP {
                     return Err(malformed(at, "key table full"));
                 }
-                let mut text = std::mem::take(&mut self.table.text);
-                let span = self.piece(payload, &mut text, at);
-                self.table.text = text;
-                let span = span?;
+                let span = self.table_key(payload, at)?;
                 let index = array_index(slice(&self.table.text, span)).is_some();
                 self.table.keys.push((span, index));
                 Ok((Key { span, src: true }, index))
             }
             P_KEY_TEXT => {
-                let mut text = std::mem::take(&mut self.arena.text);
-                let span = self.piece(payload, &mut text, at);
-                self.arena.text = text;
-                let span = span?;
+                let span = self.string(payload, at)?;
                 Ok((Key { span, src: false }, array_index(slice(&self.arena.text, span)).is_some()))
             }
             _ => Err(malformed(at, "expected a key")),
@@ -300,7 +330,14 @@ impl ToonPackEncoder {
         with_scratch(|s| {
             let super::Scratch { output, wide, arena, .. } = s;
             unsafe { read_utf16(raw, text.value().value, wide)? };
-            let mut r = PackReader { ops, pos: 0, nums, num: 0, text: wide, at: 0, table: &mut self.table, arena };
+            // Text that is all ASCII is converted in one go (most is, and
+            // converting string by string costs a call per string).
+            let ascii = all_ascii(wide);
+            if ascii {
+                // SAFETY: `utf16_to_utf8` writes well-formed UTF-8 only.
+                utf16_to_utf8(wide, unsafe { arena.text.as_mut_vec() });
+            }
+            let mut r = PackReader { ops, pos: 0, nums, num: 0, text: wide, at: 0, ascii, table: &mut self.table, arena };
             let root = r.value(0);
             let ended = r.pos == ops.len() && r.num == nums.len() && r.at == r.text.len();
             let root = root.napi()?;
