@@ -54,6 +54,28 @@ export declare class KadoFrameDecoder {
   get maxFrameSize(): number
 }
 
+/**
+ * The decoding side of the packed route, kept between calls: the key table,
+ * and a result whose ops did not fit the arrays `toon.js` passed.
+ */
+export declare class ToonPackDecoder {
+  constructor()
+  /**
+   * Decode `text`. A document up to `DIRECT_JSON_MAX` bytes without a
+   * long table comes back packed: the joined string, with the ops and
+   * numbers in `ops` and `nums` (or kept for [`Self::take`] when they do
+   * not fit) and `head` filled in. Any other comes back as `decode_json`
+   * gives it, with `head[HEAD_ROUTE]` = `ROUTE_JSON`. `reset` first
+   * empties the key table (`toon.js` lost its copy).
+   */
+  decode(text: unknown, indent: number, strict: boolean, expandPaths: boolean, ops: unknown, nums: unknown, head: unknown, reset: boolean): unknown
+  /**
+   * Copy the pending ops and numbers into `ops` and `nums` (made large
+   * enough after `decode` said they were not).
+   */
+  take(ops: unknown, nums: unknown): void
+}
+
 /** The state of the packed route kept between calls: the key table. */
 export declare class ToonPackEncoder {
   constructor()

@@ -837,6 +837,7 @@ module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __n
 module.exports = nativeBinding
 module.exports.AxonSession = nativeBinding.AxonSession
 module.exports.KadoFrameDecoder = nativeBinding.KadoFrameDecoder
+module.exports.ToonPackDecoder = nativeBinding.ToonPackDecoder
 module.exports.ToonPackEncoder = nativeBinding.ToonPackEncoder
 module.exports.axonAgentId = nativeBinding.axonAgentId
 module.exports.axonAgentIdFromSeed = nativeBinding.axonAgentIdFromSeed

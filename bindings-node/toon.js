@@ -859,9 +859,133 @@ function parseDecoded(json) {
   return json.charCodeAt(0) === 33 ? fromTape(JSON.parse(json.slice(1)), null) : JSON.parse(json)
 }
 
+// ------------------------------------------------------------ packed decode
+//
+// Short documents without a long table come from Rust packed (see
+// bindings-node/src/toon/pack_decode.rs): ops (`payload << 4 | tag`, the
+// encoder's), doubles and one joined string, built into values here with
+// plain object and array code, which for many small objects with different
+// keys costs about a third of what JSON.parse spends on the same value.
+// Keys cross once: Rust numbers them in a table kept between calls, and
+// `decodeKeys` holds the same strings by id. Rust takes back the keys of a
+// call that failed; a failure here after a call forgets both tables.
+
+let packDecoder = null
+let dOps = new Int32Array(1024)
+let dNums = new Float64Array(256)
+// The result header (pack_decode.rs HEAD_*): route, ops, numbers, reset,
+// pending, new keys.
+const dHead = new Int32Array(6)
+const decodeKeys = []
+let decodeKeysLost = false
+let uOps = dOps
+let uNums = dNums
+let uText = ''
+let uOp = 0
+let uNum = 0
+let uAt = 0
+
+// The string itself as a property key (internalised once, not at each store).
+function propertyKey(s) {
+  const o = { [s]: null }
+  for (const k in o) return k
+  return s
+}
+
+function unpackValue() {
+  const op = uOps[uOp++]
+  const tag = op & 15
+  if (tag === P_OBJ) return unpackObject(op >>> P_SHIFT)
+  if (tag === P_STR) {
+    const end = uAt + (op >>> P_SHIFT)
+    const s = uText.slice(uAt, end)
+    uAt = end
+    return s
+  }
+  if (tag === P_NUM) return uNums[uNum++]
+  if (tag === P_ARR) {
+    const n = op >>> P_SHIFT
+    const a = []
+    for (let i = 0; i < n; i++) a.push(unpackValue())
+    return a
+  }
+  if (tag === P_NULL) return null
+  if (tag === P_TRUE) return true
+  if (tag === P_FALSE) return false
+  throw new PolywireError(`malformed packed value at op ${uOp - 1}`, 'TOON_PACKED')
+}
+
+function unpackObject(n) {
+  const o = {}
+  for (let i = 0; i < n; i++) {
+    const kop = uOps[uOp++]
+    let key
+    if ((kop & 15) === P_KEY) {
+      key = decodeKeys[kop >>> P_SHIFT]
+    } else {
+      const end = uAt + (kop >>> P_SHIFT)
+      key = uText.slice(uAt, end)
+      uAt = end
+    }
+    const v = unpackValue()
+    // An own property, as JSON.parse makes it: never the prototype.
+    if (key === '__proto__') setOwn(o, key, v)
+    else o[key] = v
+  }
+  return o
+}
+
+function unpack(text) {
+  if (dHead[3] === 1) decodeKeys.length = 0
+  if (dHead[4] === 1) {
+    dOps = new Int32Array(Math.max(dHead[1], dOps.length * 2))
+    dNums = new Float64Array(Math.max(dHead[2], dNums.length * 2))
+    packDecoder.take(dOps, dNums)
+  }
+  uOps = dOps
+  uNums = dNums
+  uText = text
+  uAt = 0
+  uNum = 0
+  const newKeys = dHead[5]
+  for (let i = 0; i < newKeys; i++) {
+    const end = uAt + (dOps[i] >>> P_SHIFT)
+    decodeKeys.push(propertyKey(text.slice(uAt, end)))
+    uAt = end
+  }
+  uOp = newKeys
+  try {
+    return unpackValue()
+  } finally {
+    uText = ''
+  }
+}
+
 /** Decode TOON text to a value. */
 function decode(input, options) {
-  return parseDecoded(decodeToJson(input, resolveDecodeOptions(options)))
+  const o = resolveDecodeOptions(options)
+  if (typeof input !== 'string') return parseDecoded(decodeToJson(input, o))
+  if (packDecoder === null) packDecoder = new native.ToonPackDecoder()
+  const reset = decodeKeysLost
+  if (reset) {
+    decodeKeys.length = 0
+    decodeKeysLost = false
+  }
+  let out
+  try {
+    out = packDecoder.decode(input, o.indentSize, o.strict, o.expandPaths, dOps, dNums, dHead, reset)
+  } catch (e) {
+    // Lone surrogates: the JSON route maps them.
+    if (e?.code === 'TOON_LONE_SURROGATE_INPUT') return parseDecoded(decodeToJson(input, o))
+    throw decodeError(e, input)
+  }
+  if (dHead[0] === 0) return parseDecoded(out)
+  try {
+    return unpack(out)
+  } catch (e) {
+    decodeKeysLost = true
+    throw e
+  }
 }
 
 // ------------------------------------------------------------ lines

@@ -24,6 +24,7 @@ use polywire::{Error, Format};
 use std::vec::Drain;
 
 mod pack;
+mod pack_decode;
 
 // ---------------------------------------------------------------- arena
 
@@ -1847,11 +1848,17 @@ fn decode_options(indent: u32, strict: bool, expand_paths: bool) -> DecodeOption
 /// Decode TOON text to JSON text (for `JSON.parse`).
 #[napi(js_name = "toonDecodeJson")]
 pub fn decode_json<'env>(env: &'env Env, text: Unknown<'env>, indent: u32, strict: bool, expand_paths: bool) -> Result<Unknown<'env>> {
-    let opts = decode_options(indent, strict, expand_paths);
+    decode_json_via(env, text, &decode_options(indent, strict, expand_paths), true)
+}
+
+/// [`decode_json`]; `direct`: short texts are tried with [`DirectJson`]
+/// first (the packed route has tried them already when not).
+fn decode_json_via<'env>(env: &'env Env, text: Unknown<'env>, opts: &DecodeOptions, direct: bool) -> Result<Unknown<'env>> {
+    let opts = *opts;
     with_scratch(|s| {
         let Scratch { input, output, wide, arena, shapes } = s;
         let text = unsafe { read_string(env.raw(), text.value().value, input, wide, true)? };
-        if text.len() <= DIRECT_JSON_MAX {
+        if direct && text.len() <= DIRECT_JSON_MAX {
             output.clear();
             output.reserve(text.len() + text.len() / 2 + 16);
             let open = std::mem::take(&mut arena.direct_open);

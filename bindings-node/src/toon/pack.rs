@@ -38,23 +38,23 @@ use polywire::json::array_index;
 use polywire::toon::encode::{encode_into, MAX_DEPTH};
 use polywire::{Error, Format};
 
-const P_NULL: i32 = 0;
-const P_FALSE: i32 = 1;
-const P_TRUE: i32 = 2;
-const P_NUM: i32 = 3;
-const P_STR: i32 = 4;
-const P_ARR: i32 = 5;
-const P_OBJ: i32 = 6;
+pub(super) const P_NULL: i32 = 0;
+pub(super) const P_FALSE: i32 = 1;
+pub(super) const P_TRUE: i32 = 2;
+pub(super) const P_NUM: i32 = 3;
+pub(super) const P_STR: i32 = 4;
+pub(super) const P_ARR: i32 = 5;
+pub(super) const P_OBJ: i32 = 6;
 /// A key met for the first time: its text follows; it joins the table.
-const P_KEY_NEW: i32 = 7;
+pub(super) const P_KEY_NEW: i32 = 7;
 /// A key of the table, by id.
-const P_KEY: i32 = 8;
+pub(super) const P_KEY: i32 = 8;
 /// A key not kept in the table (long, or the table is full): its text follows.
-const P_KEY_TEXT: i32 = 9;
-const P_SHIFT: u32 = 4;
+pub(super) const P_KEY_TEXT: i32 = 9;
+pub(super) const P_SHIFT: u32 = 4;
 
 /// Keys a table holds at most (the JavaScript side's `PACK_KEY_CAP`).
-const KEY_CAP: usize = 4096;
+pub(super) const KEY_CAP: usize = 4096;
 
 #[cold]
 fn malformed(op: usize, what: &str) -> Error {
@@ -269,11 +269,11 @@ impl PackReader<'_> {
     }
 }
 
-/// The elements of a typed array argument of element type `want`.
+/// The data and length of a typed array argument of element type `want`.
 ///
-/// SAFETY: the slice borrows the array's buffer, which JavaScript cannot
-/// touch while this synchronous call runs; it must not outlive the call.
-unsafe fn typed_array<'a, T>(env: sys::napi_env, v: sys::napi_value, want: sys::napi_typedarray_type, len: u32) -> Result<&'a [T]> {
+/// SAFETY: the pointer is into the array's buffer, which JavaScript cannot
+/// touch while this synchronous call runs; it must not be used after.
+pub(super) unsafe fn typed_array_raw<T>(env: sys::napi_env, v: sys::napi_value, want: sys::napi_typedarray_type) -> Result<(*mut T, usize)> {
     let mut kind = 0;
     let mut n = 0usize;
     let mut data = std::ptr::null_mut();
@@ -282,14 +282,19 @@ unsafe fn typed_array<'a, T>(env: sys::napi_env, v: sys::napi_value, want: sys::
     if sys::napi_get_typedarray_info(env, v, &mut kind, &mut n, &mut data, &mut buffer, &mut offset) != sys::Status::napi_ok || kind != want {
         return Err(invalid_arg("TOON_INVALID_ARGUMENT", "expected the packed value's typed arrays".into()));
     }
+    Ok((if n == 0 { std::ptr::NonNull::dangling().as_ptr() } else { data as *mut T }, n))
+}
+
+/// The first `len` elements of a typed array argument of element type `want`.
+///
+/// SAFETY: as [`typed_array_raw`]: the slice must not outlive the call.
+unsafe fn typed_array<'a, T>(env: sys::napi_env, v: sys::napi_value, want: sys::napi_typedarray_type, len: u32) -> Result<&'a [T]> {
+    let (data, n) = typed_array_raw::<T>(env, v, want)?;
     let len = len as usize;
     if len > n {
         return Err(invalid_arg("TOON_INVALID_ARGUMENT", format!("expected at most {n} elements used, got {len}")));
     }
-    if len == 0 || data.is_null() {
-        return Ok(&[]);
-    }
-    Ok(std::slice::from_raw_parts(data as *const T, len))
+    Ok(std::slice::from_raw_parts(data, len))
 }
 
 #[napi]

@@ -1,0 +1,435 @@
+//! The packed route for decoding, the encoder's packed route in reverse:
+//! the core decoder's builder calls (in document order) are written as ops,
+//! numbers and one joined string, which `unpackValue` in
+//! `bindings-node/toon.js` turns into values with plain object and array
+//! code.
+//!
+//! Why not JSON text and `JSON.parse`: for a small document of many objects
+//! with different keys (a configuration), `JSON.parse` reads every key and
+//! looks it up in V8's string table; here each key crosses once per table
+//! life, as an id, and numbers cross as doubles. Measured on the config
+//! dataset of bench/toon_bench.mjs (Node 20): building the value from the
+//! ops takes about a third of `JSON.parse`'s time on the same value.
+//!
+//! Used for texts up to [`super::DIRECT_JSON_MAX`] bytes; a document with a
+//! long table stops ([`super::USE_TAPE`]) and goes the tape route, whose row
+//! functions build uniform rows faster still.
+//!
+//! The ops are those of [`super::pack`] (`payload << 4 | tag`): first one
+//! `P_KEY_NEW` per key new to the table (its text leads the joined string,
+//! its id is the next one), then the value. Containers carry their count;
+//! an object's entries are a key op (`P_KEY` by id, or `P_KEY_TEXT` with its
+//! text in the string for a key the table does not keep) and the value.
+//! Strings give their length in UTF-16 units.
+//!
+//! The key table (text to id) lives here; `toon.js` keeps the same ids
+//! (id to string). A call that fails or stops takes back the keys it added,
+//! so the two stay in step; when the table is full, or `toon.js` asks
+//! (its side failed after a call), the table starts over and the result
+//! says so (`HEAD_RESET`).
+
+use super::pack::{typed_array_raw, KEY_CAP, P_ARR, P_FALSE, P_KEY, P_KEY_NEW, P_KEY_TEXT, P_NULL, P_NUM, P_OBJ, P_SHIFT, P_STR, P_TRUE};
+use super::{decode_options, literal_in_json, make_string, read_string, LiteralInJson, TABLE_ROWS, USE_TAPE};
+use crate::errors::{invalid_arg, IntoNapi, Result};
+use napi::bindgen_prelude::*;
+use napi::sys;
+use napi_derive::napi;
+use polywire::json::{self, Builder, QuickNumber};
+use polywire::toon::decode::decode_with;
+use polywire::{Error, Format};
+use rustc_hash::FxHashMap;
+use std::vec::Drain;
+
+/// Keys longer than this (in bytes) are not kept in the table.
+const KEY_MAX_LEN: usize = 64;
+
+/// The result header `toon.js` passes in (an `Int32Array` of [`HEAD_LEN`]).
+const HEAD_ROUTE: usize = 0;
+const HEAD_OPS: usize = 1;
+const HEAD_NUMS: usize = 2;
+const HEAD_RESET: usize = 3;
+const HEAD_PENDING: usize = 4;
+const HEAD_NEW_KEYS: usize = 5;
+const HEAD_LEN: usize = 6;
+
+/// `HEAD_ROUTE`: the result is JSON text or a tape (see `decode_json`).
+const ROUTE_JSON: i32 = 0;
+/// `HEAD_ROUTE`: the result is the joined string of a packed value.
+const ROUTE_PACKED: i32 = 1;
+
+/// Whether a payload fits an op (ops are int32).
+const P_MAX: usize = 1 << 27;
+
+/// The decoding side of the packed route, kept between calls: the key table,
+/// and a result whose ops did not fit the arrays `toon.js` passed.
+#[napi]
+pub struct ToonPackDecoder {
+    ids: FxHashMap<Box<str>, u32>,
+    /// Keys by id.
+    names: Vec<Box<str>>,
+    ops: Vec<i32>,
+    nums: Vec<f64>,
+    text: String,
+    /// The open containers: the index of the container's op, its count so
+    /// far, and for an array its items that are objects (`u32::MAX` for an
+    /// object).
+    open: Vec<(usize, u32, u32)>,
+}
+
+impl Default for ToonPackDecoder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The builder: writes ops as the decoder's calls come.
+struct PackWriter<'a> {
+    ids: &'a mut FxHashMap<Box<str>, u32>,
+    names: &'a mut Vec<Box<str>>,
+    ops: &'a mut Vec<i32>,
+    nums: &'a mut Vec<f64>,
+    text: &'a mut String,
+    open: &'a mut Vec<(usize, u32, u32)>,
+}
+
+/// A key as the builder hands it back: its id, or none (not kept: its text
+/// is written at each use).
+type KeyId = Option<u32>;
+
+/// The length of `s` in UTF-16 units.
+#[inline]
+fn utf16_len(s: &str) -> usize {
+    if s.is_ascii() {
+        return s.len();
+    }
+    // One unit per character, two for those of four bytes: bytes that are
+    // not continuation bytes, plus the four-byte leads.
+    s.bytes().map(|b| usize::from((b as i8) >= -64) + usize::from(b >= 0xF0)).sum()
+}
+
+#[cold]
+fn too_long() -> Error {
+    Error::new(Format::Toon, USE_TAPE, "a string too long for an op: decoded the JSON way")
+}
+
+impl PackWriter<'_> {
+    /// A value (or a container's opening op) is about to be written: count it
+    /// as an item of the open array.
+    #[inline]
+    fn item(&mut self, object: bool) {
+        if let Some(top) = self.open.last_mut() {
+            if top.2 != u32::MAX {
+                top.1 += 1;
+                top.2 += u32::from(object);
+            }
+        }
+    }
+
+    #[inline]
+    fn op(&mut self, tag: i32, payload: usize) {
+        self.ops.push(((payload as i32) << P_SHIFT) | tag);
+    }
+
+    #[inline]
+    fn leaf(&mut self, tag: i32) -> polywire::Result<()> {
+        self.item(false);
+        self.op(tag, 0);
+        Ok(())
+    }
+
+    #[inline]
+    fn number(&mut self, f: f64) -> polywire::Result<()> {
+        self.item(false);
+        self.nums.push(f);
+        self.op(P_NUM, 0);
+        Ok(())
+    }
+
+    /// `s` appended to the text; its length in UTF-16 units.
+    #[inline]
+    fn push_text(&mut self, s: &str) -> polywire::Result<usize> {
+        let units = utf16_len(s);
+        if units >= P_MAX {
+            return Err(too_long());
+        }
+        self.text.push_str(s);
+        Ok(units)
+    }
+
+    /// The id of key `s`, made when it is new and the table has room.
+    #[inline]
+    fn key_id(&mut self, s: &str) -> KeyId {
+        if let Some(&id) = self.ids.get(s) {
+            return Some(id);
+        }
+        if s.len() > KEY_MAX_LEN || self.names.len() >= KEY_CAP {
+            return None;
+        }
+        let id = self.names.len() as u32;
+        self.names.push(s.into());
+        self.ids.insert(s.into(), id);
+        Some(id)
+    }
+
+    /// An entry's key op.
+    #[inline]
+    fn key_op(&mut self, key: KeyId, s: &str) -> polywire::Result<()> {
+        if let Some(top) = self.open.last_mut() {
+            top.1 += 1;
+        }
+        match key {
+            Some(id) => self.op(P_KEY, id as usize),
+            None => {
+                let units = self.push_text(s)?;
+                self.op(P_KEY_TEXT, units);
+            }
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn begin(&mut self, tag: i32) {
+        self.item(tag == P_OBJ);
+        self.open.push((self.ops.len(), 0, if tag == P_OBJ { u32::MAX } else { 0 }));
+        self.op(tag, 0);
+    }
+
+    #[inline]
+    fn end(&mut self, tag: i32) -> polywire::Result<()> {
+        let Some((at, count, objects)) = self.open.pop() else {
+            return Err(Error::new(Format::Toon, "TOON_INTERNAL", "a container closed that was not opened"));
+        };
+        if tag == P_ARR && objects != u32::MAX && objects as usize >= TABLE_ROWS {
+            return Err(Error::new(Format::Toon, USE_TAPE, "a long table: decoded again for a tape"));
+        }
+        if count as usize >= P_MAX {
+            return Err(too_long());
+        }
+        if let Some(op) = self.ops.get_mut(at) {
+            *op = ((count as i32) << P_SHIFT) | tag;
+        }
+        Ok(())
+    }
+}
+
+impl Builder for PackWriter<'_> {
+    type Value = ();
+    type Key = KeyId;
+    type Error = Error;
+
+    #[inline]
+    fn null(&mut self) -> polywire::Result<()> {
+        self.leaf(P_NULL)
+    }
+    #[inline]
+    fn bool(&mut self, b: bool) -> polywire::Result<()> {
+        self.leaf(if b { P_TRUE } else { P_FALSE })
+    }
+    #[inline]
+    fn int(&mut self, i: i64) -> polywire::Result<()> {
+        // Correctly rounded, as `JSON.parse` reads the literal.
+        self.number(i as f64)
+    }
+    fn big_int(&mut self, digits: &str) -> polywire::Result<()> {
+        // JavaScript numbers: beyond i64 a literal is a double.
+        self.number(digits.parse::<f64>().unwrap_or(f64::NAN))
+    }
+    #[inline]
+    fn float(&mut self, f: f64) -> polywire::Result<()> {
+        self.number(f)
+    }
+    #[inline]
+    fn string(&mut self, s: &str) -> polywire::Result<()> {
+        self.item(false);
+        let units = self.push_text(s)?;
+        self.op(P_STR, units);
+        Ok(())
+    }
+    #[inline]
+    fn key(&mut self, s: &str) -> polywire::Result<KeyId> {
+        let key = self.key_id(s);
+        self.key_op(key, s)?;
+        Ok(key)
+    }
+    #[inline]
+    fn key_again(&mut self, key: &KeyId, s: &str) -> polywire::Result<KeyId> {
+        self.key_op(*key, s)?;
+        Ok(*key)
+    }
+    #[inline]
+    fn key_ahead(&mut self, s: &str) -> polywire::Result<KeyId> {
+        Ok(self.key_id(s))
+    }
+    #[inline]
+    fn begin_array(&mut self) -> polywire::Result<()> {
+        self.begin(P_ARR);
+        Ok(())
+    }
+    #[inline]
+    fn begin_object(&mut self) -> polywire::Result<()> {
+        self.begin(P_OBJ);
+        Ok(())
+    }
+    #[inline]
+    fn array(&mut self, _: Drain<'_, ()>) -> polywire::Result<()> {
+        self.end(P_ARR)
+    }
+    #[inline]
+    fn object(&mut self, _: Drain<'_, (KeyId, ())>) -> polywire::Result<()> {
+        self.end(P_OBJ)
+    }
+
+    /// The double `JSON.parse` would give for the text `decode_json` writes
+    /// ([`literal_in_json`]).
+    #[inline]
+    fn number_value(&mut self, text: &str, integer: bool, quick: Option<QuickNumber>) -> polywire::Result<Option<()>> {
+        match literal_in_json(text, quick) {
+            LiteralInJson::Zero => self.number(0.0).map(Some),
+            LiteralInJson::Text => {
+                let f = match quick {
+                    Some(QuickNumber::Int(i)) => i as f64,
+                    Some(QuickNumber::Float(f)) => f,
+                    // At most 300 bytes and no exponent: finite.
+                    None => text.parse::<f64>().unwrap_or(f64::NAN),
+                };
+                self.number(f).map(Some)
+            }
+            LiteralInJson::Read => json::javascript_number(self, text, integer),
+        }
+    }
+
+    fn number_token(&mut self, text: &str, integer: bool) -> polywire::Result<Option<()>> {
+        self.number_value(text, integer, None)
+    }
+}
+
+#[napi]
+impl ToonPackDecoder {
+    #[napi(constructor)]
+    pub fn new() -> Self {
+        ToonPackDecoder {
+            ids: FxHashMap::default(),
+            names: Vec::new(),
+            ops: Vec::new(),
+            nums: Vec::new(),
+            text: String::new(),
+            open: Vec::new(),
+        }
+    }
+
+    /// Decode `text`. A document up to `DIRECT_JSON_MAX` bytes without a
+    /// long table comes back packed: the joined string, with the ops and
+    /// numbers in `ops` and `nums` (or kept for [`Self::take`] when they do
+    /// not fit) and `head` filled in. Any other comes back as `decode_json`
+    /// gives it, with `head[HEAD_ROUTE]` = `ROUTE_JSON`. `reset` first
+    /// empties the key table (`toon.js` lost its copy).
+    #[napi(js_name = "decode")]
+    #[allow(clippy::too_many_arguments)]
+    pub fn decode<'env>(
+        &mut self,
+        env: &'env Env,
+        text: Unknown<'env>,
+        indent: u32,
+        strict: bool,
+        expand_paths: bool,
+        ops: Unknown<'env>,
+        nums: Unknown<'env>,
+        head: Unknown<'env>,
+        reset: bool,
+    ) -> Result<Unknown<'env>> {
+        let raw = env.raw();
+        let (head_ptr, head_len) = unsafe { typed_array_raw::<i32>(raw, head.value().value, sys::TypedarrayType::int32_array)? };
+        if head_len < HEAD_LEN {
+            return Err(invalid_arg("TOON_INVALID_ARGUMENT", format!("expected a header of {HEAD_LEN} elements")));
+        }
+        // SAFETY: checked length; the buffer is JavaScript's, untouched during this call.
+        let head = unsafe { std::slice::from_raw_parts_mut(head_ptr, HEAD_LEN) };
+        head.fill(0);
+        let reset = reset || self.names.len() >= KEY_CAP;
+        if reset {
+            self.ids.clear();
+            self.names.clear();
+        }
+        head[HEAD_RESET] = i32::from(reset);
+        let opts = decode_options(indent, strict, expand_paths);
+        let packed = super::with_scratch(|s| -> Result<Option<usize>> {
+            let text = unsafe { read_string(raw, text.value().value, &mut s.input, &mut s.wide, true)? };
+            if text.len() > super::DIRECT_JSON_MAX {
+                return Ok(None);
+            }
+            let first_new = self.names.len();
+            self.ops.clear();
+            self.nums.clear();
+            self.text.clear();
+            self.open.clear();
+            let mut w = PackWriter {
+                ids: &mut self.ids,
+                names: &mut self.names,
+                ops: &mut self.ops,
+                nums: &mut self.nums,
+                text: &mut self.text,
+                open: &mut self.open,
+            };
+            let r = decode_with(text, &opts, &mut w);
+            if r.is_err() {
+                // Take back the keys this call added: `toon.js` never sees them.
+                for name in self.names.drain(first_new..) {
+                    self.ids.remove(&name);
+                }
+            }
+            match r {
+                Ok(()) => Ok(Some(first_new)),
+                Err(e) if e.code() == USE_TAPE => Ok(None),
+                Err(e) => Err(e).napi(),
+            }
+        })?;
+        let Some(first_new) = packed else {
+            head[HEAD_ROUTE] = ROUTE_JSON;
+            return super::decode_json_via(env, text, &opts, false);
+        };
+        // The new keys lead: their ops first, their text at the start.
+        let new_keys = &self.names[first_new..];
+        let mut joined = String::with_capacity(self.text.len() + new_keys.iter().map(|k| k.len()).sum::<usize>());
+        let mut all_ops = Vec::with_capacity(new_keys.len() + self.ops.len());
+        for k in new_keys {
+            joined.push_str(k);
+            all_ops.push(((utf16_len(k) as i32) << P_SHIFT) | P_KEY_NEW);
+        }
+        joined.push_str(&self.text);
+        all_ops.extend_from_slice(&self.ops);
+        self.ops = all_ops;
+        head[HEAD_ROUTE] = ROUTE_PACKED;
+        head[HEAD_OPS] = self.ops.len() as i32;
+        head[HEAD_NUMS] = self.nums.len() as i32;
+        head[HEAD_NEW_KEYS] = new_keys.len() as i32;
+        if unsafe { self.copy_out(raw, ops, nums)? } {
+            head[HEAD_PENDING] = 1;
+        }
+        unsafe { make_string(env, &joined, &mut Vec::new()) }
+    }
+
+    /// Copy the pending ops and numbers into `ops` and `nums` (made large
+    /// enough after `decode` said they were not).
+    #[napi]
+    pub fn take(&mut self, env: &Env, ops: Unknown<'_>, nums: Unknown<'_>) -> Result<()> {
+        if unsafe { self.copy_out(env.raw(), ops, nums)? } {
+            return Err(invalid_arg("TOON_INVALID_ARGUMENT", "expected arrays large enough for the pending result".into()));
+        }
+        Ok(())
+    }
+}
+
+impl ToonPackDecoder {
+    /// Copies the ops and numbers into the typed arrays when they fit;
+    /// whether they did not (they are then kept for `take`).
+    unsafe fn copy_out(&mut self, env: sys::napi_env, ops: Unknown<'_>, nums: Unknown<'_>) -> Result<bool> {
+        let (ops_ptr, ops_len) = typed_array_raw::<i32>(env, ops.value().value, sys::TypedarrayType::int32_array)?;
+        let (nums_ptr, nums_len) = typed_array_raw::<f64>(env, nums.value().value, sys::TypedarrayType::float64_array)?;
+        if self.ops.len() > ops_len || self.nums.len() > nums_len {
+            return Ok(true);
+        }
+        std::ptr::copy_nonoverlapping(self.ops.as_ptr(), ops_ptr, self.ops.len());
+        std::ptr::copy_nonoverlapping(self.nums.as_ptr(), nums_ptr, self.nums.len());
+        Ok(false)
+    }
+}
