@@ -61,8 +61,7 @@ export declare class KadoFrameDecoder {
 export declare class ToonPackDecoder {
   constructor()
   /**
-   * Decode `text`. A document up to `DIRECT_JSON_MAX` bytes without a
-   * long table comes back packed: the joined string, with the ops and
+   * Decode `text`. A document up to [`PACKED_MAX`] bytes comes back packed: the joined string, with the ops and
    * numbers in `ops` and `nums` (or kept for [`Self::take`] when they do
    * not fit) and `head` filled in. Any other comes back as `decode_json`
    * gives it, with `head[HEAD_ROUTE]` = `ROUTE_JSON`. `reset` first

@@ -861,16 +861,17 @@ function parseDecoded(json) {
 
 // ------------------------------------------------------------ packed decode
 //
-// Short documents without a long table come from Rust packed (see
-// bindings-node/src/toon/pack_decode.rs): ops (`payload << 4 | tag`, the
-// encoder's), doubles and one joined string, built into values here with
-// plain object and array code, which for many small objects with different
-// keys costs about a third of what JSON.parse spends on the same value.
-// Keys cross once: Rust numbers them in a table kept between calls, and
-// `decodeKeys` holds the same strings by id. Rust takes back the keys of a
-// call that failed; a failure here after a call forgets both tables.
+// `decode` gets its value from Rust packed (see
+// bindings-node/src/toon/pack_decode.rs, with the figures that chose it):
+// ops (`payload << 4 | tag`, the encoder's), doubles and one joined string,
+// built into values here with plain object and array code. Keys cross once:
+// Rust numbers them in a table kept between calls, and `decodeKeys` holds
+// the same strings by id. Rust takes back the keys of a call that failed; a
+// failure here after a call forgets both tables. Strings are slices of the
+// joined string (as the reference's are slices of its input lines).
 
 let packDecoder = null
+const PACK_KEEP = 1 << 16
 let dOps = new Int32Array(1024)
 let dNums = new Float64Array(256)
 // The result header (pack_decode.rs HEAD_*): route, ops, numbers, reset,
@@ -920,23 +921,43 @@ function unpackObject(n) {
   for (let i = 0; i < n; i++) {
     const kop = uOps[uOp++]
     let key
+    let inherited
     if ((kop & 15) === P_KEY) {
       key = decodeKeys[kop >>> P_SHIFT]
+      inherited = decodeKeyInherited[kop >>> P_SHIFT]
     } else {
       const end = uAt + (kop >>> P_SHIFT)
       key = uText.slice(uAt, end)
       uAt = end
+      inherited = key in Object.prototype
     }
     const v = unpackValue()
-    // An own property, as JSON.parse makes it: never the prototype.
-    if (key === '__proto__') setOwn(o, key, v)
+    // An own data property, as JSON.parse makes it. Assignment costs several
+    // times less and does the same unless Object.prototype has the key: it
+    // would set the prototype (`__proto__`), call a setter, or fail on a
+    // read-only property (frozen intrinsics).
+    if (inherited) defineOwn(o, key, v)
     else o[key] = v
   }
   return o
 }
 
+// Whether Object.prototype has each key of `decodeKeys` (own or not: it has
+// no prototype), made again whenever its number of own properties changed
+// (a key it gains is a property more; one it has stays flagged).
+const decodeKeyInherited = []
+let prototypeProperties = -1
+
 function unpack(text) {
-  if (dHead[3] === 1) decodeKeys.length = 0
+  if (dHead[3] === 1) {
+    decodeKeys.length = 0
+    decodeKeyInherited.length = 0
+  }
+  const properties = Object.getOwnPropertyNames(Object.prototype).length
+  if (properties !== prototypeProperties) {
+    prototypeProperties = properties
+    for (let i = 0; i < decodeKeys.length; i++) decodeKeyInherited[i] = decodeKeys[i] in Object.prototype
+  }
   if (dHead[4] === 1) {
     dOps = new Int32Array(Math.max(dHead[1], dOps.length * 2))
     dNums = new Float64Array(Math.max(dHead[2], dNums.length * 2))
@@ -950,7 +971,9 @@ function unpack(text) {
   const newKeys = dHead[5]
   for (let i = 0; i < newKeys; i++) {
     const end = uAt + (dOps[i] >>> P_SHIFT)
-    decodeKeys.push(propertyKey(text.slice(uAt, end)))
+    const key = propertyKey(text.slice(uAt, end))
+    decodeKeys.push(key)
+    decodeKeyInherited.push(key in Object.prototype)
     uAt = end
   }
   uOp = newKeys
@@ -958,6 +981,11 @@ function unpack(text) {
     return unpackValue()
   } finally {
     uText = ''
+    // Arrays a large document made large are let go.
+    if (dOps.length > PACK_KEEP) dOps = new Int32Array(1024)
+    if (dNums.length > PACK_KEEP) dNums = new Float64Array(256)
+    uOps = dOps
+    uNums = dNums
   }
 }
 
@@ -969,6 +997,7 @@ function decode(input, options) {
   const reset = decodeKeysLost
   if (reset) {
     decodeKeys.length = 0
+    decodeKeyInherited.length = 0
     decodeKeysLost = false
   }
   let out

@@ -329,3 +329,28 @@ test('packed decode: results larger than the shared arrays', async () => {
   assertDecodesLikeReference(ref, Array.from({ length: 1500 }, (_, i) => `k${i}: ${i % 2 ? 'x' : i}`).join('\n'), 'many keys')
   assertDecodesLikeReference(ref, 'a: 1', 'small after')
 })
+
+test('packed decode: keys Object.prototype has (setters, read-only) become own properties', () => {
+  // The keys are met first while Object.prototype is plain, then again
+  // after it gained a setter and a read-only property of those names.
+  const text = 'trap: 1\nro: 2\nnested:\n  trap: 3\n  ro: 4\ntoString: 5\nconstructor: 6'
+  const expected = { trap: 1, ro: 2, nested: { trap: 3, ro: 4 }, toString: 5, constructor: 6 }
+  assert.deepEqual({ ...toon.decode(text) }, expected)
+  let calls = 0
+  Object.defineProperty(Object.prototype, 'trap', { set() { calls++ }, configurable: true })
+  Object.defineProperty(Object.prototype, 'ro', { value: 'read-only', writable: false, configurable: true })
+  try {
+    for (const t of [text, `${'x'.repeat(70)}: 0\n${text}`]) {
+      const v = toon.decode(t)
+      assert.equal(Object.getOwnPropertyDescriptor(v, 'trap')?.value, 1)
+      assert.equal(Object.getOwnPropertyDescriptor(v, 'ro')?.value, 2)
+      assert.equal(Object.getOwnPropertyDescriptor(v.nested, 'trap')?.value, 3)
+      assert.equal(Object.getOwnPropertyDescriptor(v, 'toString')?.value, 5)
+    }
+  } finally {
+    delete Object.prototype.trap
+    delete Object.prototype.ro
+  }
+  assert.equal(calls, 0)
+  assert.deepEqual({ ...toon.decode(text) }, expected)
+})
