@@ -993,6 +993,11 @@ function unpack(text) {
 function decode(input, options) {
   const o = resolveDecodeOptions(options)
   if (typeof input !== 'string') return parseDecoded(decodeToJson(input, o))
+  return decodeText(input, o)
+}
+
+// The packed route, or the JSON route for what it does not take.
+function decodeText(input, o) {
   if (packDecoder === null) packDecoder = new native.ToonPackDecoder()
   const reset = decodeKeysLost
   if (reset) {
@@ -1121,7 +1126,9 @@ function decodeFromLines(lines, options) {
     if (error) throw error
     throw source.failure
   }
-  return parseDecoded(decodeToJson(text, o, nl))
+  // (Key texts holding the newline stand-in must not join the key table:
+  // the same text elsewhere means itself.)
+  return nl ? parseDecoded(decodeToJson(text, o, nl)) : decodeText(text, o)
 }
 
 // The events of TOON text after the first `skip` (the lines of a stream so
