@@ -265,7 +265,11 @@ export declare function toonDecodeDirect(text: string, indent: number, strict: b
  */
 export declare function toonDecodeEventsJson(text: unknown, indent: number, strict: boolean, more: boolean, skip: number): unknown
 
-/** Decode TOON text to JSON text (for `JSON.parse`). */
+/**
+ * Decode TOON text to JSON text (for `JSON.parse`): the JSON route, for
+ * texts the packed route does not take (`toon.js`: lone surrogates, lines
+ * holding newlines, texts over 64 MB).
+ */
 export declare function toonDecodeJson(text: unknown, indent: number, strict: boolean, expandPaths: boolean): unknown
 
 /** Benchmark only: encode a plain JSON-model value read through N-API. */

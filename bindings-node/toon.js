@@ -3,43 +3,30 @@
 // exports, options, output bytes, accepted inputs and error class), with the
 // encoder and decoder in Rust.
 //
-// Values cross into Rust as JSON text both ways: JSON.stringify here, then
-// Rust parses the JSON and encodes TOON; Rust decodes TOON and writes JSON,
-// then JSON.parse here. Measured against building or reading the values
-// through N-API directly (toonEncodeDirect / toonDecodeDirect in the native
-// module), ops/s under Node 20 (CPU time, best of 5 runs, on a shared
-// 2-core machine):
+// Values cross into Rust packed, both ways: a plain value is walked once
+// here into ops (an Int32Array), its numbers (a Float64Array) and its
+// strings joined into one string, which Rust reads (`encodePacked`,
+// src/toon/pack.rs); decoding, Rust writes the same three from the
+// decoder's calls and `unpack` builds the value. Keys cross once, as ids of
+// a table each side keeps between calls. Measured against the two other
+// ways (JSON text with JSON.stringify / JSON.parse, and building or reading
+// the values through N-API: toonEncodeJson / toonDecodeJson and
+// toonEncodeDirect / toonDecodeDirect in the native module), µs per call,
+// median of 9, Node 20, bench/toon_bench.mjs datasets, same run:
 //
-//   data (JSON bytes)          encode: JSON route / direct   decode: JSON route / direct
-//   1000 tabular rows (98K)           1270 / 603                  1005 / 648
-//   300 nested orders (76K)           1224 / 444                   862 / 550
-//   small object (96 B)             498417 / 294948             423723 / 315967
-//   mixed arrays (10K)                9172 / 7026                 6751 / 4879
+//   dataset     encode: packed / JSON / direct     decode: packed / JSON / direct
+//   orders              770 / 2087 / 3936                 786 / 1444 / 3075
+//   analytics           433 / 1135 / 3765                 510 / 1077 / 2612
+//   repos                78 /  135 /  355                  87 /  123 /  297
+//   config               13 /   19 /   66                  16 /   24 /   58
 //
-// and again after the JSON route was tuned (JSON text read and written by
-// code of its own, strings as UTF-16), in instructions per call under
-// callgrind (load-independent; Node 20), JSON route / direct, for the
-// benchmark datasets of bench/toon_bench.mjs:
-//
-//   orders (204K JSON)   encode 22.1M / 51.1M    decode 29.8M / 58.2M
-//   config (3.5K JSON)   encode 0.49M / 1.07M    decode 0.59M / 0.93M
-//
-// so the JSON route is kept for both directions. A decoded document with an
-// array of 32 or more objects with the same keys comes back as a tape
-// instead (`fromTape`): each shape's keys once, then the cells, the rows
-// built by a loop or, once a shape has been met in 256 rows of earlier
-// documents, by an object literal made for it; what holds no such array
-// stays JSON. Ops/s against JSON text + JSON.parse (CPU time, best of 9,
-// Node 20, bench/toon_bench.mjs datasets, steady state): orders 1.39x,
-// analytics 1.50x, repos 1.28x (config has no such array); rows built by
-// the loop only: about 10% less. A shape met for the first time costs
-// about what JSON.parse would (up to 20% more).
-// JSON.stringify is only
-// used when it writes exactly what the reference's normalisation gives
-// (`isPlain`): values holding dates, Maps, Sets, BigInts, class instances,
-// toJSON methods, undefined or functions go through `normalizeValue`, a
-// port of the reference's, first. JSON.parse never sets a prototype (a
-// `__proto__` key becomes an own property, as in the reference).
+// The JSON route stays for what the packed route does not take: encoding
+// with a replacer or raw strings, or a value that is not plain (`isPlain`:
+// dates, Maps, Sets, BigInts, class instances, toJSON methods, undefined or
+// functions go through `normalizeValue`, a port of the reference's, first);
+// decoding text with lone surrogates, lines holding newlines, or over 64 MB.
+// Neither route sets a prototype: a `__proto__` key becomes an own property,
+// as in the reference.
 
 const native = require('./index.js')
 const { PolywireError } = require('./errors.js')
@@ -647,9 +634,7 @@ function withLoneSurrogates(input, run) {
       return u >= 0 && u < 0x800 ? `\\u${(0xd800 + u).toString(16)}` : c
     })
   try {
-    const out = run(mapped)
-    // (A tape with doubles is `[json, Float64Array]`.)
-    return typeof out === 'string' ? back(out) : [back(out[0]), out[1]]
+    return back(run(mapped))
   } catch (e) {
     if (e instanceof Error && typeof e.message === 'string') e.message = back(e.message).replace(/\\u(d[89a-f][0-9a-f]{2})/g, (_, h) => String.fromCharCode(parseInt(h, 16)))
     throw e
@@ -673,190 +658,17 @@ function nativeDecode(fn, input, o, nl) {
   }
 }
 
-function decodeToJson(input, o, nl) {
+// The JSON route, for what the packed route does not take (lone
+// surrogates, lines holding newlines): the value through JSON text.
+function decodeJsonRoute(input, o, nl) {
   const out = nativeDecode(native.toonDecodeJson, input, o, nl)
-  if (!nl) return out
-  // (A tape with doubles is `[json, Float64Array]`.)
-  return typeof out === 'string' ? newlinesBack(out, nl) : [newlinesBack(out[0], nl), out[1]]
+  return JSON.parse(nl ? newlinesBack(out, nl) : out)
 }
-
-// Documents with an array of at least 32 objects with the same keys come
-// from Rust as a tape (`!` then JSON; see JsonWriter::tape in src/toon.rs):
-// the rows of every array of objects with the same keys are built by a
-// loop, or by a function made for that shape (an object literal, which V8
-// runs at about half the cost of JSON.parse reading every key of every row)
-// once the shape is known to recur.
-// `F`: the cells of the columns of doubles (`[key, 2]` in a shape), a
-// Float64Array read in order from `f`.
-const TAPE = { items: null, at: 0, F: null, f: 0 }
-
-const ROW_MAKERS = new Map()
-const MAX_ROW_MAKERS = 256
-/** New row functions made per decode; further shapes use `genericRow`. */
-const MAX_NEW_MAKERS = 32
-/** Rows of a shape in the documents decoded before from which a function
- * is made for it: a new function runs cold (several times slower than
- * JSON.parse per row) until V8 has optimised it, which takes some hundreds
- * of calls. */
-const MIN_ROWS_TO_MAKE = 256
-/** Shapes whose rows are counted towards MIN_ROWS_TO_MAKE. */
-const MAX_COUNTED_SHAPES = 1024
-const ROWS_SEEN = new Map()
-/** Columns beyond which a shape uses `genericRow`. */
-const MAX_MADE_COLUMNS = 256
-let newMakers = 0
 
 // An own data property, as JSON.parse and object literals make them: never
 // through a setter (not even one on Object.prototype).
 function defineOwn(target, key, value) {
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
-}
-
-// The same rows as a made function gives, one property at a time (for
-// documents of very many shapes or very wide ones: making a function costs
-// tens of microseconds).
-function genericRow(shape) {
-  // Assignment is several times cheaper than defineProperty, and the same
-  // unless Object.prototype (or Object.prototype's own) has the key.
-  const safe = (key) => !(key in Object.prototype)
-  if (shape.every((c) => (typeof c === 'string' ? safe(c) : safe(c[0]) && (typeof c[1] === 'number' || c[1].every(safe))))) {
-    return function row(t) {
-      const out = {}
-      for (const column of shape) {
-        if (typeof column === 'string') {
-          out[column] = t[TAPE.at++]
-        } else if (column[1] === 1) {
-          out[column[0]] = tapeValue()
-        } else if (column[1] === 2) {
-          out[column[0]] = TAPE.F[TAPE.f++]
-        } else {
-          const inner = {}
-          for (const k of column[1]) inner[k] = t[TAPE.at++]
-          out[column[0]] = inner
-        }
-      }
-      return out
-    }
-  }
-  return function row(t) {
-    const out = {}
-    for (const column of shape) {
-      if (typeof column === 'string') {
-        defineOwn(out, column, t[TAPE.at++])
-      } else if (column[1] === 1) {
-        defineOwn(out, column[0], tapeValue())
-      } else if (column[1] === 2) {
-        defineOwn(out, column[0], TAPE.F[TAPE.f++])
-      } else {
-        const inner = {}
-        for (const k of column[1]) defineOwn(inner, k, t[TAPE.at++])
-        defineOwn(out, column[0], inner)
-      }
-    }
-    return out
-  }
-}
-
-// A key in an object literal: a string literal, which V8 builds from a
-// boilerplate of fixed layout (computed keys measured up to 1.5x slower once
-// other code had changed the objects' maps); `__proto__` computed, so that
-// it is an own property (as JSON.parse makes it), not the prototype.
-function literalKey(key) {
-  return key === '__proto__' ? '["__proto__"]' : JSON.stringify(key)
-}
-
-// A function reading one row from the tape: `{[k]: cell, [g]: {[k1]: cell,
-// ...}, [d]: any(), ...}`, properties evaluated in order.
-function rowMaker(shape, rows) {
-  const id = JSON.stringify(shape)
-  let make = ROW_MAKERS.get(id)
-  if (make === undefined) {
-    // Rows of earlier documents only: a shape met once is not made.
-    const seen = ROWS_SEEN.get(id) ?? 0
-    if (seen < MIN_ROWS_TO_MAKE || newMakers >= MAX_NEW_MAKERS || shape.length > MAX_MADE_COLUMNS) {
-      if (ROWS_SEEN.size >= MAX_COUNTED_SHAPES) ROWS_SEEN.clear()
-      ROWS_SEEN.set(id, seen + rows)
-      return genericRow(shape)
-    }
-    ROWS_SEEN.delete(id)
-    newMakers++
-    const cell = 't[T.at++]'
-    const fields = shape.map((column) => {
-      if (typeof column === 'string') return `${literalKey(column)}: ${cell}`
-      const [key, inner] = column
-      if (inner === 1) return `${literalKey(key)}: any()`
-      if (inner === 2) return `${literalKey(key)}: F[T.f++]`
-      return `${literalKey(key)}: {${inner.map((k) => `${literalKey(k)}: ${cell}`).join(', ')}}`
-    })
-    try {
-      make = new Function('T', 'any', `return function row(t, F) { return {${fields.join(', ')}} }`)(TAPE, tapeValue)
-    } catch {
-      // Code generation from strings is off (`--disallow-code-generation-
-      // from-strings`, a CSP): the loop gives the same rows.
-      make = genericRow(shape)
-    }
-    if (ROW_MAKERS.size >= MAX_ROW_MAKERS) ROW_MAKERS.clear()
-    ROW_MAKERS.set(id, make)
-  }
-  return make
-}
-
-let shapes = null
-let shapeRows = null
-let makers = null
-
-function tapeValue() {
-  const t = TAPE.items
-  switch (t[TAPE.at++]) {
-    case 0:
-      return t[TAPE.at++]
-    case 1: {
-      const n = t[TAPE.at++]
-      const out = []
-      for (let i = 0; i < n; i++) out.push(tapeValue())
-      return out
-    }
-    case 2: {
-      const n = t[TAPE.at++]
-      const out = {}
-      for (let i = 0; i < n; i++) {
-        const key = t[TAPE.at++]
-        defineOwn(out, key, tapeValue())
-      }
-      return out
-    }
-    default: {
-      const s = t[TAPE.at++]
-      const n = t[TAPE.at++]
-      const make = makers[s] ?? (makers[s] = rowMaker(shapes[s], shapeRows[s]))
-      const F = TAPE.F
-      const out = []
-      for (let i = 0; i < n; i++) out.push(make(t, F))
-      return out
-    }
-  }
-}
-
-function fromTape(items, doubles) {
-  TAPE.items = items
-  TAPE.at = 0
-  TAPE.F = doubles
-  TAPE.f = 0
-  shapes = items[items.length - 2]
-  shapeRows = items[items.length - 1]
-  makers = []
-  newMakers = 0
-  try {
-    return tapeValue()
-  } finally {
-    TAPE.items = TAPE.F = shapes = shapeRows = makers = null
-  }
-}
-
-// A tape with columns of doubles comes as `[json, Float64Array]`.
-function parseDecoded(json) {
-  if (typeof json !== 'string') return fromTape(JSON.parse(json[0].slice(1)), json[1])
-  return json.charCodeAt(0) === 33 ? fromTape(JSON.parse(json.slice(1)), null) : JSON.parse(json)
 }
 
 // ------------------------------------------------------------ packed decode
@@ -992,7 +804,7 @@ function unpack(text) {
 /** Decode TOON text to a value. */
 function decode(input, options) {
   const o = resolveDecodeOptions(options)
-  if (typeof input !== 'string') return parseDecoded(decodeToJson(input, o))
+  if (typeof input !== 'string') return decodeJsonRoute(input, o)
   return decodeText(input, o)
 }
 
@@ -1010,10 +822,10 @@ function decodeText(input, o) {
     out = packDecoder.decode(input, o.indentSize, o.strict, o.expandPaths, dOps, dNums, dHead, reset)
   } catch (e) {
     // Lone surrogates: the JSON route maps them.
-    if (e?.code === 'TOON_LONE_SURROGATE_INPUT') return parseDecoded(decodeToJson(input, o))
+    if (e?.code === 'TOON_LONE_SURROGATE_INPUT') return decodeJsonRoute(input, o)
     throw decodeError(e, input)
   }
-  if (dHead[0] === 0) return parseDecoded(out)
+  if (dHead[0] === 0) return JSON.parse(out)
   try {
     return unpack(out)
   } catch (e) {
@@ -1128,7 +940,7 @@ function decodeFromLines(lines, options) {
   }
   // (Key texts holding the newline stand-in must not join the key table:
   // the same text elsewhere means itself.)
-  return nl ? parseDecoded(decodeToJson(text, o, nl)) : decodeText(text, o)
+  return nl ? decodeJsonRoute(text, o, nl) : decodeText(text, o)
 }
 
 // The events of TOON text after the first `skip` (the lines of a stream so

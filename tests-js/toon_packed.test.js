@@ -281,7 +281,7 @@ test('packed decode: the key table stays in step across calls, failures and long
     const r = next()
     let text
     if (r < 0.1) {
-      // A long table (the tape route) whose keys are new.
+      // A long table whose keys are new.
       const k = `t${doc}`
       text = `rows[40]{${k},x}:\n` + Array.from({ length: 40 }, (_, i) => `  ${i},${k}`).join('\n')
     } else if (r < 0.2) {

@@ -241,8 +241,8 @@ test('lines holding a newline are one line each, as in the reference (values, ev
     ['k: 1', 'k: 2\n'],
     ['x[2]:', '  - a\nb', '  - "c\nd"'],
     ['t[2]{a,b}:', '  1,x\ny', '  2,"p\nq"'],
-    // Long tables (handed over as a tape) with newlines in their cells,
-    // with a column of doubles and beside a lone surrogate.
+    // Long tables with newlines in their cells (the JSON route), with a
+    // column of doubles and beside a lone surrogate.
     ['rows[40]{id,name}:', ...rows(40, (i) => `n${i}\nx`)],
     ['rows[40]{id,price,name}:', ...rows(40, (i) => `${i}.5,"a\nb${i}"`)],
     ['s: \uD800', 'rows[33]{id,v}:', ...rows(33, (i) => `v\n${i}`)],

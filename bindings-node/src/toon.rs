@@ -1,16 +1,16 @@
 //! TOON text for Node.
 //!
-//! Values cross the boundary as JSON text, both ways (measured faster than
-//! building or reading JavaScript values through N-API; the figures are in
-//! `bindings-node/toon.js`): the JavaScript side runs `JSON.stringify` /
-//! `JSON.parse`. Encoding, [`JsonReader`] reads `JSON.stringify`'s text
-//! into a flat [`Arena`] that the core encoder walks; decoding, the core
-//! decoder builds the same kind of arena through [`Build`] and
-//! [`JsonWriter`] writes it as ASCII JSON. Strings and numbers stay spans
-//! of the text they were read from wherever they can, and strings cross
-//! N-API as UTF-16 converted here ([`utf16_to_utf8`], [`utf8_to_utf16`]).
+//! Values cross the boundary packed ([`pack`] for encoding, [`pack_decode`]
+//! for decoding, with the figures that chose them in `bindings-node/toon.js`):
+//! flat ops, doubles and one joined string, which [`pack::ToonPackEncoder`]
+//! reads into a flat [`Arena`] that the core encoder walks, and which
+//! [`pack_decode::ToonPackDecoder`] writes from the core decoder's calls.
+//! The JSON route takes what the packed one does not: [`JsonReader`] reads
+//! `JSON.stringify`'s text into the same arena, and [`DirectJson`] writes
+//! the decoder's calls as ASCII JSON for `JSON.parse`. Strings cross N-API as
+//! UTF-16 converted here ([`utf16_to_utf8`], [`utf8_to_utf16`]).
 //! `toonEncodeDirect` / `toonDecodeDirect` are the direct N-API variants,
-//! kept for the benchmark that made that choice.
+//! kept for the measurement that compares the routes.
 
 use crate::errors::{invalid_arg, IntoNapi, Result};
 use napi::bindgen_prelude::*;
@@ -44,15 +44,9 @@ enum Node {
     Str(Span),
     /// A string that is a slice of the source text: not copied.
     SrcStr(Span),
-    /// A number literal of the source text, written to JSON as it stands:
-    /// `JSON.parse` reads it as the double `Number(text)`, which is the
-    /// reference's reading (see [`Build::number_token`] for the exceptions).
+    /// A number literal of `JSON.stringify`'s text: the encoder writes it as
+    /// it stands (it is in ECMAScript form already).
     Num(Span),
-    /// A number literal with a fraction and no exponent, as [`Node::Num`],
-    /// with its value as the decoder read it (for columns of doubles;
-    /// `start`/`len` as a [`Span`]: text from JavaScript is shorter than
-    /// 2^32).
-    Dec { start: u32, len: u32, value: f64 },
     /// Verbatim text (the reference's `rawString`).
     Raw(Span),
     Array { start: usize, len: usize },
@@ -66,10 +60,10 @@ struct Key {
     src: bool,
 }
 
-/// A JSON value in flat vectors: nodes, array items (node ids), object
-/// entries (key, node id) and one buffer holding the strings that are not
-/// slices of the source text. Built bottom up through [`json::Builder`]
-/// (see [`Build`]) with no allocation per value.
+/// A JSON value in flat vectors, for the encoder: nodes, array items (node
+/// ids), object entries (key, node id) and one buffer holding the strings
+/// that are not slices of the source text. Built by [`JsonReader`] or
+/// [`pack::ToonPackEncoder`] with no allocation per value.
 #[derive(Default)]
 struct Arena {
     nodes: Vec<Node>,
@@ -80,22 +74,10 @@ struct Arena {
     /// (`{"<key>": index}`) and the raw texts by index.
     raw_key: Option<String>,
     raws: Vec<String>,
-    /// Arrays (node ids) of at least [`TABLE_ROWS`] objects with the same
-    /// keys, found while decoding (see [`JsonWriter::tape`]).
-    tables: Vec<usize>,
-    /// [`DirectJson`]'s stack of open containers, kept between calls.
-    direct_open: Vec<usize>,
     /// The JSON reader's work stacks, kept between calls.
     reader_values: Vec<usize>,
     reader_entries: Vec<(Key, usize)>,
 }
-
-/// Rows of an array of objects with the same keys from which a document is
-/// handed to JavaScript as a tape ([`JsonWriter::tape`]) rather than as
-/// JSON: below that, making the rows in JavaScript costs about what
-/// `JSON.parse` saves (measured with 8 rows: up to 1.7x slower for a shape
-/// met for the first time).
-const TABLE_ROWS: usize = 32;
 
 /// `s` as a span of `src`, if it is a slice of it.
 #[inline]
@@ -144,11 +126,6 @@ fn literal_in_json(text: &str, quick: Option<QuickNumber>) -> LiteralInJson {
 }
 
 #[inline]
-fn dec_span(start: u32, len: u32) -> Span {
-    Span { start: start as usize, len: len as usize }
-}
-
-#[inline]
 fn slice(s: &str, span: Span) -> &str {
     // Spans are made on char boundaries of the string they index.
     s.get(span.start..span.start + span.len).unwrap_or_default()
@@ -184,64 +161,8 @@ impl Arena {
         self.text.clear();
         self.raw_key = None;
         self.raws.clear();
-        self.tables.clear();
     }
 
-    /// The entries of object `id` (none for another node).
-    #[inline]
-    fn object_entries(&self, id: usize) -> &[(Key, usize)] {
-        match self.nodes.get(id) {
-            Some(&Node::Object { start, len, .. }) => self.entries.get(start..start + len).unwrap_or_default(),
-            _ => &[],
-        }
-    }
-
-    #[inline]
-    fn is_primitive(&self, id: usize) -> bool {
-        !matches!(self.nodes.get(id), Some(Node::Array { .. } | Node::Object { .. }) | None)
-    }
-
-    /// For a number node, whether it has a fraction or an exponent (else
-    /// it is an integer); `None` for any other node.
-    #[inline]
-    fn number_cell(&self, src: &str, id: usize) -> Option<bool> {
-        match self.nodes.get(id)? {
-            Node::Num(s) => Some(slice(src, *s).bytes().any(|c| matches!(c, b'.' | b'e' | b'E'))),
-            Node::Dec { .. } => Some(true),
-            Node::Int(_) => Some(false),
-            Node::Float(_) => Some(true),
-            _ => None,
-        }
-    }
-
-    /// A number node's value: `Number(text)` for a literal (Rust's reading
-    /// is correctly rounded, as JavaScript's is).
-    #[inline]
-    fn number_value(&self, src: &str, id: usize) -> f64 {
-        match self.nodes.get(id) {
-            Some(Node::Num(s)) => slice(src, *s).parse::<f64>().unwrap_or(f64::NAN),
-            Some(&Node::Dec { value, .. }) => value,
-            Some(&Node::Int(i)) => i as f64,
-            Some(&Node::Float(f)) => f,
-            _ => f64::NAN,
-        }
-    }
-
-    /// Whether `items` (node ids) are objects with the same keys in the
-    /// same order (at least one).
-    fn is_table(&self, src: &str, items: &[usize]) -> bool {
-        let entries = |id: usize| match self.nodes.get(id) {
-            Some(&Node::Object { start, len, .. }) if len > 0 => self.entries.get(start..start + len),
-            _ => None,
-        };
-        let Some(first) = items.first().and_then(|&id| entries(id)) else { return false };
-        items.iter().all(|&id| {
-            entries(id).is_some_and(|row| {
-                row.len() == first.len()
-                    && row.iter().zip(first).all(|(&(k, _), &(k0, _))| k == k0 || self.key_str(src, k) == self.key_str(src, k0))
-            })
-        })
-    }
 }
 
 /// Writes arena values as JSON text in ASCII: characters beyond ASCII are
@@ -250,7 +171,6 @@ impl Arena {
 /// reads escapes). Planes 15 and 16 (private use) stay UTF-8: `toon.js`
 /// finds its lone-surrogate stand-ins there in the text.
 struct JsonWriter<'a> {
-    arena: &'a Arena,
     src: &'a str,
     out: &'a mut Vec<u8>,
     /// Whether a character beyond ASCII was written as UTF-8.
@@ -448,15 +368,6 @@ impl JsonWriter<'_> {
         self.string_any(slice(base, span));
     }
 
-    #[inline]
-    fn key(&mut self, k: Key) {
-        if k.src {
-            self.string_in(self.src, k.span)
-        } else {
-            self.string_in(&self.arena.text, k.span)
-        }
-    }
-
     /// Bytes of the source copied as they are (short ones without a call
     /// to `memcpy`).
     #[inline]
@@ -525,45 +436,6 @@ impl JsonWriter<'_> {
         self.out.push(b'"');
     }
 
-    /// Node `id` as JSON text (keys in their order; the caller's
-    /// `JSON.parse` applies JavaScript's).
-    fn value(&mut self, id: usize) {
-        let arena = self.arena;
-        match arena.nodes.get(id).copied().unwrap_or(Node::Null) {
-            Node::Null => self.out.extend_from_slice(b"null"),
-            Node::Bool(true) => self.out.extend_from_slice(b"true"),
-            Node::Bool(false) => self.out.extend_from_slice(b"false"),
-            Node::Int(i) => json::write_i64(self.out, i),
-            Node::Float(f) => json::write_f64(self.out, f),
-            Node::Num(s) => self.bytes(slice(self.src, s).as_bytes()),
-            Node::Dec { start, len, .. } => self.bytes(slice(self.src, dec_span(start, len)).as_bytes()),
-            Node::SrcStr(s) => self.string_in(self.src, s),
-            Node::Str(s) | Node::Raw(s) => self.string_in(&arena.text, s),
-            Node::Array { start, len } => {
-                self.out.push(b'[');
-                for (i, &item) in arena.items.get(start..start + len).unwrap_or_default().iter().enumerate() {
-                    if i > 0 {
-                        self.out.push(b',');
-                    }
-                    self.value(item);
-                }
-                self.out.push(b']');
-            }
-            Node::Object { start, len, .. } => {
-                self.out.push(b'{');
-                for (i, &(k, v)) in arena.entries.get(start..start + len).unwrap_or_default().iter().enumerate() {
-                    if i > 0 {
-                        self.out.push(b',');
-                    }
-                    self.key(k);
-                    self.out.push(b':');
-                    self.value(v);
-                }
-                self.out.push(b'}');
-            }
-        }
-    }
-
     /// One decode event as the reference's event object, and a comma.
     fn event(&mut self, e: &Event<'_>) {
         match e {
@@ -600,366 +472,18 @@ impl JsonWriter<'_> {
         }
     }
 
-    /// Node `id` as a tape for `toon.js` (`fromTape`), for documents with a
-    /// long table (`Arena::tables`): `JSON.parse` pays for every key of
-    /// every object, while an object literal made once for a table's keys
-    /// builds each row at about half that cost. A value is a tag and its
-    /// data: `0, value` (JSON as [`JsonWriter::value`] writes it, for a
-    /// value holding no array of objects with the same keys: `JSON.parse`
-    /// builds it),
-    /// `1, n, ...n values` (an array), `2, n, ...n times key, value` (an
-    /// object), `3, shape, n, ...cells of n rows` (an array of objects with
-    /// the same keys, any length). A shape (in `TapeShapes`, written after
-    /// the root) lists the columns: `"key"` for a column of primitives (one
-    /// cell each), `["key", ["k1", ...]]` for a column of objects with the
-    /// same keys and primitive values (a cell per inner key), `["key", 1]`
-    /// for any other column (a tape value each). After the shapes, the
-    /// number of rows written with each.
-    fn tape(&mut self, id: usize, shapes: &mut TapeShapes) {
-        let arena = self.arena;
-        let node = arena.nodes.get(id).copied().unwrap_or(Node::Null);
-        let mark = shapes.marks.get(id).copied().unwrap_or(0);
-        match node {
-            Node::Array { start, len } if mark != 0 => {
-                let items = arena.items.get(start..start + len).unwrap_or_default();
-                if mark == 2 {
-                    return self.tape_table(items, shapes);
-                }
-                self.out.extend_from_slice(b"1,");
-                json::write_u64(self.out, len as u64);
-                for &item in items {
-                    self.out.push(b',');
-                    self.tape(item, shapes);
-                }
-            }
-            Node::Object { start, len, .. } if mark != 0 => {
-                self.out.extend_from_slice(b"2,");
-                json::write_u64(self.out, len as u64);
-                for &(k, v) in arena.entries.get(start..start + len).unwrap_or_default() {
-                    self.out.push(b',');
-                    self.key(k);
-                    self.out.push(b',');
-                    self.tape(v, shapes);
-                }
-            }
-            _ => {
-                self.out.extend_from_slice(b"0,");
-                self.value(id);
-            }
-        }
-    }
-
-    /// `rows` (objects with the same keys, at least one) as tag 3.
-    fn tape_table(&mut self, rows: &[usize], shapes: &mut TapeShapes) {
-        let arena = self.arena;
-        let first = rows.first().map_or(&[][..], |&r| arena.object_entries(r));
-        // The shape: each column's kind, written as JSON into `spec`.
-        let mut spec = std::mem::take(&mut shapes.spec);
-        let mut kinds = std::mem::take(&mut shapes.kinds);
-        spec.clear();
-        kinds.clear();
-        spec.push(b'[');
-        for (j, &(k, v0)) in first.iter().enumerate() {
-            let cell = |row: usize| arena.object_entries(row).get(j).map_or(usize::MAX, |&(_, v)| v);
-            let group = match arena.nodes.get(v0) {
-                Some(&Node::Object { start, len, .. }) if len > 0 => {
-                    let inner = arena.entries.get(start..start + len).unwrap_or_default();
-                    let flat = |o: usize| arena.object_entries(o).iter().all(|&(_, v)| arena.is_primitive(v));
-                    rows.iter().all(|&r| {
-                        let c = cell(r);
-                        matches!(arena.nodes.get(c), Some(Node::Object { len: l, .. }) if *l == len)
-                            && arena.object_entries(c).iter().zip(inner).all(|(&(a, _), &(b, _))| a == b || arena.key_str(self.src, a) == arena.key_str(self.src, b))
-                            && flat(c)
-                    })
-                    .then_some(inner)
-                }
-                _ => None,
-            };
-            if j > 0 {
-                spec.push(b',');
-            }
-            let mut w = JsonWriter { arena, src: self.src, out: &mut spec, non_ascii: false };
-            if let Some(inner) = group {
-                w.out.push(b'[');
-                w.key(k);
-                w.out.extend_from_slice(b",[");
-                for (i, &(ik, _)) in inner.iter().enumerate() {
-                    if i > 0 {
-                        w.out.push(b',');
-                    }
-                    w.key(ik);
-                }
-                w.out.extend_from_slice(b"]]");
-                kinds.push(KIND_GROUP);
-            } else if rows.iter().all(|&r| arena.is_primitive(cell(r))) {
-                // A column of numbers with a fraction or an exponent goes
-                // out as doubles: JSON.parse reads such a number at several
-                // times the cost of a typed array load. (Integers stay in
-                // the JSON: it reads them fast, as small integers.)
-                if rows.iter().all(|&r| arena.number_cell(self.src, cell(r)).is_some())
-                    && rows.iter().any(|&r| arena.number_cell(self.src, cell(r)) == Some(true))
-                {
-                    w.out.push(b'[');
-                    w.key(k);
-                    w.out.extend_from_slice(b",2]");
-                    kinds.push(KIND_F64);
-                } else {
-                    w.key(k);
-                    kinds.push(KIND_PLAIN);
-                }
-            } else {
-                w.out.push(b'[');
-                w.key(k);
-                w.out.extend_from_slice(b",1]");
-                kinds.push(KIND_ANY);
-            }
-            self.non_ascii |= w.non_ascii;
-        }
-        spec.push(b']');
-        let id = shapes.id(&spec);
-        if let Some(c) = shapes.rows.get_mut(id) {
-            *c += rows.len();
-        }
-        self.out.extend_from_slice(b"3,");
-        json::write_u64(self.out, id as u64);
-        self.out.push(b',');
-        json::write_u64(self.out, rows.len() as u64);
-        for &row in rows {
-            for (&(_, v), &kind) in arena.object_entries(row).iter().zip(kinds.iter()) {
-                if kind == KIND_F64 {
-                    shapes.doubles.push(arena.number_value(self.src, v));
-                    continue;
-                }
-                self.out.push(b',');
-                match kind {
-                    KIND_PLAIN => self.value(v),
-                    KIND_GROUP => {
-                        for (i, &(_, iv)) in arena.object_entries(v).iter().enumerate() {
-                            if i > 0 {
-                                self.out.push(b',');
-                            }
-                            self.value(iv);
-                        }
-                    }
-                    _ => self.tape(v, shapes),
-                }
-            }
-        }
-        shapes.spec = spec;
-        shapes.kinds = kinds;
-    }
-
-}
-
-const KIND_PLAIN: u8 = 0;
-const KIND_GROUP: u8 = 1;
-const KIND_ANY: u8 = 2;
-const KIND_F64: u8 = 3;
-
-/// The table shapes of a tape ([`JsonWriter::tape`]), each written once.
-#[derive(Default)]
-struct TapeShapes {
-    /// Shape JSON texts, comma-separated, in id order.
-    text: Vec<u8>,
-    /// Rows written with each shape.
-    rows: Vec<usize>,
-    ids: std::collections::HashMap<Vec<u8>, usize>,
-    /// The last shape looked up (tables in a row mostly share one).
-    last: Option<usize>,
-    last_spec: Vec<u8>,
-    /// Scratch: the shape being made and its column kinds.
-    spec: Vec<u8>,
-    kinds: Vec<u8>,
-    /// By node id: 2 for an array of objects with the same keys (at least
-    /// one), 1 for an array or object holding one, else 0.
-    marks: Vec<u8>,
-    /// The cells of the columns of doubles (`["key", 2]`), in tape order.
-    doubles: Vec<f64>,
-}
-
-impl TapeShapes {
-    fn id(&mut self, spec: &[u8]) -> usize {
-        if let Some(id) = self.last.filter(|_| self.last_spec == spec) {
-            return id;
-        }
-        let next = self.ids.len();
-        let id = *self.ids.entry(spec.to_vec()).or_insert(next);
-        if id == next {
-            if id > 0 {
-                self.text.push(b',');
-            }
-            self.text.extend_from_slice(spec);
-            self.rows.push(0);
-        }
-        self.last = Some(id);
-        self.last_spec.clear();
-        self.last_spec.extend_from_slice(spec);
-        id
-    }
-
-    /// Start a tape of `arena`: [`TapeShapes::marks`] found.
-    fn begin(&mut self, arena: &Arena, src: &str) {
-        self.text.clear();
-        self.doubles.clear();
-        self.rows.clear();
-        self.ids.clear();
-        self.last = None;
-        let marks = &mut self.marks;
-        marks.clear();
-        marks.resize(arena.nodes.len(), 0);
-        // Children come before their parents in an arena: one pass.
-        for (id, node) in arena.nodes.iter().enumerate() {
-            let marked = |i: usize| marks.get(i).is_some_and(|&m| m != 0);
-            let m = match *node {
-                Node::Array { start, len } => {
-                    let items = arena.items.get(start..start + len).unwrap_or_default();
-                    if len > 0 && arena.is_table(src, items) {
-                        2
-                    } else {
-                        u8::from(items.iter().any(|&i| marked(i)))
-                    }
-                }
-                Node::Object { start, len, .. } => {
-                    u8::from(arena.entries.get(start..start + len).unwrap_or_default().iter().any(|&(_, v)| marked(v)))
-                }
-                _ => 0,
-            };
-            if let Some(slot) = marks.get_mut(id) {
-                *slot = m;
-            }
-        }
-    }
-}
-
-/// Builds an [`Arena`] from the values the TOON decoder reads out of
-/// `src`: strings that are slices of `src` are kept as spans, not copied,
-/// and number literals as text ([`Node::Num`]). (Objects are not checked
-/// for array-index keys: `JSON.parse` orders them.)
-struct Build<'a> {
-    arena: &'a mut Arena,
-    src: &'a str,
-}
-
-impl Build<'_> {
-    /// `s` as a span of the source text, if it is a slice of it.
-    #[inline]
-    fn src_span(&self, s: &str) -> Option<Span> {
-        span_in(self.src, s)
-    }
-
-    #[inline]
-    fn key_of(&mut self, s: &str) -> Key {
-        match self.src_span(s) {
-            Some(span) => Key { span, src: true },
-            None => Key { span: self.arena.span(s), src: false },
-        }
-    }
-}
-
-impl Builder for Build<'_> {
-    type Value = usize;
-    type Key = Key;
-    type Error = Error;
-
-    #[inline]
-    fn null(&mut self) -> polywire::Result<usize> {
-        Ok(self.arena.push(Node::Null))
-    }
-    #[inline]
-    fn bool(&mut self, b: bool) -> polywire::Result<usize> {
-        Ok(self.arena.push(Node::Bool(b)))
-    }
-    #[inline]
-    fn int(&mut self, i: i64) -> polywire::Result<usize> {
-        Ok(self.arena.push(Node::Int(i)))
-    }
-    fn big_int(&mut self, digits: &str) -> polywire::Result<usize> {
-        // JavaScript numbers: beyond i64 a literal is a double.
-        let f = digits.parse::<f64>().unwrap_or(f64::NAN);
-        Ok(self.arena.push(Node::Float(f)))
-    }
-    #[inline]
-    fn float(&mut self, f: f64) -> polywire::Result<usize> {
-        Ok(self.arena.push(Node::Float(f)))
-    }
-    #[inline]
-    fn string(&mut self, s: &str) -> polywire::Result<usize> {
-        let node = match self.src_span(s) {
-            Some(span) => Node::SrcStr(span),
-            None => Node::Str(self.arena.span(s)),
-        };
-        Ok(self.arena.push(node))
-    }
-    #[inline]
-    fn key(&mut self, s: &str) -> polywire::Result<Key> {
-        Ok(self.key_of(s))
-    }
-    /// A table's field name on each row: the same span again.
-    #[inline]
-    fn key_again(&mut self, key: &Key, _: &str) -> polywire::Result<Key> {
-        Ok(*key)
-    }
-    fn array(&mut self, items: Drain<'_, usize>) -> polywire::Result<usize> {
-        let start = self.arena.items.len();
-        self.arena.items.extend(items);
-        let len = self.arena.items.len() - start;
-        let table = len >= TABLE_ROWS && self.arena.is_table(self.src, self.arena.items.get(start..).unwrap_or_default());
-        let id = self.arena.push(Node::Array { start, len });
-        if table {
-            self.arena.tables.push(id);
-        }
-        Ok(id)
-    }
-    fn object(&mut self, entries: Drain<'_, (Key, usize)>) -> polywire::Result<usize> {
-        let start = self.arena.entries.len();
-        self.arena.entries.extend(entries);
-        let len = self.arena.entries.len() - start;
-        Ok(self.arena.push(Node::Object { start, len, index_keys: false }))
-    }
-
-    /// A TOON number literal is kept as text where `JSON.parse` reads it
-    /// as the reference does ([`literal_in_json`]); one with a fraction
-    /// keeps the value the decoder read too ([`Node::Dec`]).
-    #[inline]
-    fn number_value(&mut self, text: &str, integer: bool, quick: Option<QuickNumber>) -> polywire::Result<Option<usize>> {
-        let literal = literal_in_json(text, quick);
-        if literal == LiteralInJson::Zero {
-            return self.int(0).map(Some);
-        }
-        if literal == LiteralInJson::Text {
-            if let Some(span) = self.src_span(text) {
-                if let (Some(QuickNumber::Float(value)), Ok(start), Ok(len)) = (quick, u32::try_from(span.start), u32::try_from(span.len)) {
-                    return Ok(Some(self.arena.push(Node::Dec { start, len, value })));
-                }
-                return Ok(Some(self.arena.push(Node::Num(span))));
-            }
-        }
-        // The default reading (`Builder::number_token`).
-        json::javascript_number(self, text, integer)
-    }
-
-    fn number_token(&mut self, text: &str, integer: bool) -> polywire::Result<Option<usize>> {
-        self.number_value(text, integer, None)
-    }
 }
 
 /// Writes the JSON text of the document being decoded as the builder calls
-/// come (they come in document order: `Builder::begin_*`), with no arena,
-/// for documents short enough that a table long enough for a tape is rare:
-/// one that has one stops with [`USE_TAPE`] and is decoded again through
-/// the arena. Numbers are kept as text as [`Build`] keeps them.
+/// come (they come in document order: `Builder::begin_*`), for the JSON
+/// route (`toonDecodeJson`: texts the packed route does not take). Number
+/// literals are kept as text where `JSON.parse` reads them as the reference
+/// does ([`literal_in_json`]).
 struct DirectJson<'a> {
     w: JsonWriter<'a>,
     /// A value was written last: the next item or key needs a comma.
     comma: bool,
-    /// The open containers, innermost last: for an array, its items that
-    /// are objects so far (`usize::MAX` for an object).
-    open: Vec<usize>,
 }
-
-/// [`DirectJson`]'s error for a document with an array of at least
-/// [`TABLE_ROWS`] objects.
-const USE_TAPE: &str = "TOON_USE_TAPE";
 
 impl DirectJson<'_> {
     #[inline]
@@ -970,25 +494,17 @@ impl DirectJson<'_> {
     }
 
     #[inline]
-    fn open(&mut self, bracket: u8, objects: usize) {
+    fn open(&mut self, bracket: u8) {
         if std::mem::take(&mut self.comma) {
             self.w.out.push(b',');
         }
         self.w.out.push(bracket);
-        self.open.push(objects);
     }
 
-    /// A container closed: count an object as an item of its array.
     #[inline]
-    fn close(&mut self, bracket: u8, object: bool) {
+    fn close(&mut self, bracket: u8) {
         self.w.out.push(bracket);
         self.comma = true;
-        self.open.pop();
-        if object {
-            if let Some(n) = self.open.last_mut().filter(|n| **n != usize::MAX) {
-                *n += 1;
-            }
-        }
     }
 
     /// `s` as a JSON string: read within the source text when it is a
@@ -1070,29 +586,27 @@ impl Builder for DirectJson<'_> {
     }
     #[inline]
     fn begin_array(&mut self) -> polywire::Result<()> {
-        self.open(b'[', 0);
+        self.open(b'[');
         Ok(())
     }
     #[inline]
     fn begin_object(&mut self) -> polywire::Result<()> {
-        self.open(b'{', usize::MAX);
+        self.open(b'{');
         Ok(())
     }
     #[inline]
     fn array(&mut self, _: Drain<'_, ()>) -> polywire::Result<()> {
-        if self.open.last().is_some_and(|&n| n != usize::MAX && n >= TABLE_ROWS) {
-            return Err(Error::new(Format::Toon, USE_TAPE, "a long table: decoded again for a tape"));
-        }
-        self.close(b']', false);
+        self.close(b']');
         Ok(())
     }
     #[inline]
     fn object(&mut self, _: Drain<'_, ((), ())>) -> polywire::Result<()> {
-        self.close(b'}', true);
+        self.close(b'}');
         Ok(())
     }
 
-    /// As [`Build::number_value`] keeps it ([`literal_in_json`]).
+    /// The literal as text where `JSON.parse` reads it as the reference
+    /// does, else read here ([`literal_in_json`]).
     #[inline]
     fn number_value(&mut self, text: &str, integer: bool, quick: Option<QuickNumber>) -> polywire::Result<Option<()>> {
         match literal_in_json(text, quick) {
@@ -1106,11 +620,6 @@ impl Builder for DirectJson<'_> {
         self.number_value(text, integer, None)
     }
 }
-
-/// Texts up to this length are decoded straight to JSON text
-/// ([`DirectJson`]); longer ones through the arena, which finds the tables
-/// that go as a tape.
-const DIRECT_JSON_MAX: usize = 16 * 1024;
 
 /// An arena and the text its spans point into.
 struct ArenaDoc<'a> {
@@ -1168,7 +677,6 @@ impl<'a> EncodeValue<'a> for ArenaVal<'a> {
             Node::Float(f) => Kind::Float(f),
             // JSON.stringify's text of a number: the encoder's text of it.
             Node::Num(s) => Kind::BigInt(slice(self.src, s)),
-            Node::Dec { start, len, .. } => Kind::BigInt(slice(self.src, dec_span(start, len))),
             Node::Str(s) => Kind::Str(slice(&self.arena.text, s)),
             Node::SrcStr(s) => Kind::Str(slice(self.src, s)),
             Node::Raw(s) => Kind::Raw(slice(&self.arena.text, s)),
@@ -1707,8 +1215,6 @@ struct Scratch {
     /// UTF-16 text on its way in or out.
     wide: Vec<u16>,
     arena: Arena,
-    /// Table shapes of a tape.
-    shapes: TapeShapes,
 }
 
 thread_local! {
@@ -1724,7 +1230,7 @@ fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
             s.output.clear();
             let r = f(&mut s);
             const KEEP: usize = 8 << 20;
-            if s.input.capacity() > KEEP || s.output.capacity() > KEEP || s.wide.capacity() > KEEP / 2 || s.arena.text.capacity() > KEEP || s.arena.nodes.capacity() > KEEP / 16 || s.shapes.text.capacity() > KEEP || s.shapes.marks.capacity() > KEEP {
+            if s.input.capacity() > KEEP || s.output.capacity() > KEEP || s.wide.capacity() > KEEP / 2 || s.arena.text.capacity() > KEEP || s.arena.nodes.capacity() > KEEP / 16 {
                 *s = Scratch::default();
             }
             r
@@ -1845,86 +1351,25 @@ fn decode_options(indent: u32, strict: bool, expand_paths: bool) -> DecodeOption
     }
 }
 
-/// Decode TOON text to JSON text (for `JSON.parse`).
+/// Decode TOON text to JSON text (for `JSON.parse`): the JSON route, for
+/// texts the packed route does not take (`toon.js`: lone surrogates, lines
+/// holding newlines, texts over 64 MB).
 #[napi(js_name = "toonDecodeJson")]
 pub fn decode_json<'env>(env: &'env Env, text: Unknown<'env>, indent: u32, strict: bool, expand_paths: bool) -> Result<Unknown<'env>> {
-    decode_json_via(env, text, &decode_options(indent, strict, expand_paths), true)
+    decode_json_with(env, text, &decode_options(indent, strict, expand_paths))
 }
 
-/// [`decode_json`]; `direct`: short texts are tried with [`DirectJson`]
-/// first (the packed route has tried them already when not).
-fn decode_json_via<'env>(env: &'env Env, text: Unknown<'env>, opts: &DecodeOptions, direct: bool) -> Result<Unknown<'env>> {
-    let opts = *opts;
+fn decode_json_with<'env>(env: &'env Env, text: Unknown<'env>, opts: &DecodeOptions) -> Result<Unknown<'env>> {
     with_scratch(|s| {
-        let Scratch { input, output, wide, arena, shapes } = s;
+        let Scratch { input, output, wide, .. } = s;
         let text = unsafe { read_string(env.raw(), text.value().value, input, wide, true)? };
-        if direct && text.len() <= DIRECT_JSON_MAX {
-            output.clear();
-            output.reserve(text.len() + text.len() / 2 + 16);
-            let open = std::mem::take(&mut arena.direct_open);
-            let mut d = DirectJson { w: JsonWriter { arena, src: text, out: output, non_ascii: false }, comma: false, open };
-            let r = decode_with(text, &opts, &mut d);
-            let (non_ascii, mut open) = (d.w.non_ascii, d.open);
-            open.clear();
-            arena.direct_open = open;
-            match r {
-                Ok(()) => return unsafe { make_json_string(env, output, non_ascii) },
-                Err(e) if e.code() == USE_TAPE => output.clear(),
-                Err(e) => return Err(e).napi(),
-            }
-        }
-        let root = decode_with(text, &opts, &mut Build { arena, src: text }).napi()?;
         // JSON is about as long as TOON (tables repeat their keys per row).
         output.reserve(text.len() + text.len() / 2 + 16);
-        let mut w = JsonWriter { arena, src: text, out: output, non_ascii: false };
-        if arena.tables.is_empty() {
-            w.value(root);
-        } else {
-            // `!` (no JSON text starts so) tells `toon.js` a tape follows.
-            shapes.begin(arena, text);
-            w.out.extend_from_slice(b"![");
-            w.tape(root, shapes);
-            w.out.extend_from_slice(b",[");
-            w.out.extend_from_slice(&shapes.text);
-            w.out.extend_from_slice(b"],[");
-            for (i, &n) in shapes.rows.iter().enumerate() {
-                if i > 0 {
-                    w.out.push(b',');
-                }
-                json::write_u64(w.out, n as u64);
-            }
-            w.out.extend_from_slice(b"]]");
-        }
-        let non_ascii = w.non_ascii;
-        let json = unsafe { make_json_string(env, output, non_ascii)? };
-        if shapes.doubles.is_empty() || arena.tables.is_empty() {
-            return Ok(json);
-        }
-        unsafe { with_doubles(env, json, &shapes.doubles) }
+        let mut d = DirectJson { w: JsonWriter { src: text, out: output, non_ascii: false }, comma: false };
+        decode_with(text, opts, &mut d).napi()?;
+        let non_ascii = d.w.non_ascii;
+        unsafe { make_json_string(env, output, non_ascii) }
     })
-}
-
-/// `[json, Float64Array of doubles]`, for a tape with columns of doubles.
-unsafe fn with_doubles<'env>(env: &'env Env, json: Unknown<'env>, doubles: &[f64]) -> Result<Unknown<'env>> {
-    let raw = env.raw();
-    let bytes = std::mem::size_of_val(doubles);
-    let mut data = std::ptr::null_mut();
-    let mut buffer = std::ptr::null_mut();
-    if sys::napi_create_arraybuffer(raw, bytes, &mut data, &mut buffer) != sys::Status::napi_ok || data.is_null() {
-        return Err(napi_status("create an ArrayBuffer"));
-    }
-    // SAFETY: the new buffer holds `bytes` bytes, and is not the source.
-    std::ptr::copy_nonoverlapping(doubles.as_ptr() as *const u8, data as *mut u8, bytes);
-    let mut array = std::ptr::null_mut();
-    let mut pair = std::ptr::null_mut();
-    if sys::napi_create_typedarray(raw, sys::TypedarrayType::float64_array, doubles.len(), buffer, 0, &mut array) != sys::Status::napi_ok
-        || sys::napi_create_array_with_length(raw, 2, &mut pair) != sys::Status::napi_ok
-        || sys::napi_set_element(raw, pair, 0, json.value().value) != sys::Status::napi_ok
-        || sys::napi_set_element(raw, pair, 1, array) != sys::Status::napi_ok
-    {
-        return Err(napi_status("create the doubles' Float64Array"));
-    }
-    Ok(Unknown::from_raw_unchecked(raw, pair))
 }
 
 /// Decode TOON text to the reference's event stream, as JSON text
@@ -1938,11 +1383,11 @@ unsafe fn with_doubles<'env>(env: &'env Env, json: Unknown<'env>, doubles: &[f64
 pub fn decode_events_json<'env>(env: &'env Env, text: Unknown<'env>, indent: u32, strict: bool, more: bool, skip: f64) -> Result<Unknown<'env>> {
     let opts = decode_options(indent, strict, false);
     with_scratch(|s| {
-        let Scratch { input, output, wide, arena, .. } = s;
+        let Scratch { input, output, wide, .. } = s;
         let text = unsafe { read_string(env.raw(), text.value().value, input, wide, true)? };
         output.clear();
         output.extend_from_slice(b"{\"events\":[");
-        let mut w = JsonWriter { arena, src: text, out: output, non_ascii: false };
+        let mut w = JsonWriter { src: text, out: output, non_ascii: false };
         let mut seen = 0f64;
         let input = if more { Input::SoFar } else { Input::Whole };
         let r = decode_events(text, &opts, input, &mut |e| {

@@ -392,7 +392,7 @@ impl ToonPackDecoder {
         })?;
         let Some(first_new) = packed else {
             head[HEAD_ROUTE] = ROUTE_JSON;
-            return super::decode_json_via(env, text, &opts, false);
+            return super::decode_json_with(env, text, &opts);
         };
         // The new keys lead: their ops first, their text at the start.
         let new_keys = &self.names[first_new..];
