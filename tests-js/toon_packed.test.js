@@ -11,38 +11,30 @@ const assert = require('node:assert/strict')
 
 const toon = require('polywire/toon')
 const native = require('../bindings-node/index.js')
+const { rng: lcg } = require('./toon_generator.js')
 
 const reference = () => import('@toon-format/toon')
 
-// Seeded numbers in [0, 1).
-function lcg(seed) {
-  return () => {
-    seed = (seed * 1103515245 + 12345) >>> 0
-    return seed / 2 ** 32
+// `{ value }` that `f` returns, or `{ error }` that it throws.
+function outcome(f) {
+  try {
+    return { value: f() }
+  } catch (error) {
+    return { error }
   }
 }
 
 // Same text as the reference, or the same kind of error with the same message.
 function assertLikeReference(ref, value, what, options) {
-  let expected
-  let actual
-  try {
-    expected = { text: ref.encode(value, options) }
-  } catch (e) {
-    expected = { error: e }
-  }
-  try {
-    actual = { text: toon.encode(value, options) }
-  } catch (e) {
-    actual = { error: e }
-  }
+  const expected = outcome(() => ref.encode(value, options))
+  const actual = outcome(() => toon.encode(value, options))
   if (expected.error) {
-    assert.ok(actual.error, `${what}: the reference threw ${expected.error}, polywire gave ${JSON.stringify(actual.text)}`)
+    assert.ok(actual.error, `${what}: the reference threw ${expected.error}, polywire gave ${JSON.stringify(actual.value)}`)
     assert.equal(actual.error.constructor.name, expected.error.constructor.name, `${what}: ${actual.error}`)
     assert.equal(actual.error.message, expected.error.message, what)
   } else {
     assert.ok(!actual.error, `${what}: polywire threw ${actual.error?.stack}`)
-    assert.equal(actual.text, expected.text, what)
+    assert.equal(actual.value, expected.value, what)
   }
 }
 
@@ -250,18 +242,8 @@ test('packed: malformed packed input gives a typed error', () => {
 // Same value (key order, -0 told apart from 0) as the reference's, or the
 // same error message.
 function assertDecodesLikeReference(ref, text, what, options) {
-  let expected
-  let actual
-  try {
-    expected = { value: ref.decode(text, options) }
-  } catch (e) {
-    expected = { error: e }
-  }
-  try {
-    actual = { value: toon.decode(text, options) }
-  } catch (e) {
-    actual = { error: e }
-  }
+  const expected = outcome(() => ref.decode(text, options))
+  const actual = outcome(() => toon.decode(text, options))
   if (expected.error) {
     assert.ok(actual.error, `${what}: the reference threw ${expected.error.message}`)
     // polywire's messages go on to say what was expected.

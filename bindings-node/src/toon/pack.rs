@@ -29,7 +29,7 @@
 //! lengths against the table and the text, nesting depth), so malformed
 //! arrays give `TOON_PACKED`, never a panic or an allocation ahead of data.
 
-use super::{encode_options, make_string, read_utf16, slice, utf16_push_utf8, utf16_to_utf8, with_scratch, Arena, ArenaDoc, ArenaVal, Key, Node, Span};
+use super::{encode_options, json_too_deep, make_string, read_utf16, slice, utf16_push_utf8, utf16_to_utf8, with_scratch, Arena, ArenaDoc, ArenaVal, Key, Node, Span};
 use crate::errors::{invalid_arg, IntoNapi, Result};
 use napi::bindgen_prelude::*;
 use napi::sys;
@@ -66,15 +66,6 @@ fn lone_surrogate(op: usize) -> Error {
     // The JavaScript side answers this code by taking the JSON route, whose
     // normalisation throws the reference's TypeError.
     Error::new(Format::Json, "JSON_LONE_SURROGATE", format!("expected no lone surrogate (string of op {op})"))
-}
-
-#[cold]
-fn too_deep() -> Error {
-    Error::new(
-        Format::Toon,
-        "TOON_TOO_DEEP",
-        format!("expected values nested at most {MAX_DEPTH} levels deep (is the value circular?)"),
-    )
 }
 
 /// Keys met so far, as UTF-8, by id.
@@ -200,7 +191,7 @@ impl PackReader<'_> {
     #[inline]
     fn check_count(&self, n: usize, per_item: usize, depth: usize, at: usize) -> polywire::Result<()> {
         if depth >= MAX_DEPTH {
-            return Err(too_deep());
+            return Err(json_too_deep());
         }
         if n.saturating_mul(per_item) > self.ops.len() - self.pos {
             return Err(malformed(at, "count beyond the ops"));
