@@ -351,10 +351,7 @@ function normalizedJson(input, replacer) {
 // Float64Array) and the strings joined into one string. Numbers stay doubles
 // (V8 spends most of JSON.stringify's time on number-heavy data formatting
 // them), and keys are numbered in a table kept between calls, so each key's
-// text crosses once. Ops/s of encode, packed route / JSON route (Node 20,
-// bench/toon_bench.mjs datasets, same run): see the README's TOON speed
-// section; the walk alone takes 0.3-0.6x the time of JSON.stringify plus
-// isPlain on those datasets.
+// text crosses once (figures at the top of this file).
 //
 // The key numbering here and the table in Rust must agree: a key's id is the
 // order in which it was first sent. Whenever a call does not end in Rust
