@@ -752,19 +752,25 @@ function unpackObject(n) {
 }
 
 // Whether Object.prototype has each key of `decodeKeys` (own or not: it has
-// no prototype), made again whenever its number of own properties changed
-// (a key it gains is a property more; one it has stays flagged).
+// no prototype), made again whenever its own property names changed (a key
+// it has stays flagged however it is redefined).
 const decodeKeyInherited = []
-let prototypeProperties = -1
+let prototypeNames = []
+
+function sameNames(a, b) {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
 
 function unpack(text) {
   if (dHead[3] === 1) {
     decodeKeys.length = 0
     decodeKeyInherited.length = 0
   }
-  const properties = Object.getOwnPropertyNames(Object.prototype).length
-  if (properties !== prototypeProperties) {
-    prototypeProperties = properties
+  const names = Object.getOwnPropertyNames(Object.prototype)
+  if (!sameNames(names, prototypeNames)) {
+    prototypeNames = names
     for (let i = 0; i < decodeKeys.length; i++) decodeKeyInherited[i] = decodeKeys[i] in Object.prototype
   }
   if (dHead[4] === 1) {

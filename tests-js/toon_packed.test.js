@@ -335,4 +335,15 @@ test('packed decode: keys Object.prototype has (setters, read-only) become own p
   }
   assert.equal(calls, 0)
   assert.deepEqual({ ...toon.decode(text) }, expected)
+  // One property gone and another come: as many names as before.
+  Object.defineProperty(Object.prototype, 'gone', { value: 1, configurable: true })
+  toon.decode(text)
+  delete Object.prototype.gone
+  Object.defineProperty(Object.prototype, 'trap', { set() { calls++ }, configurable: true })
+  try {
+    assert.equal(Object.getOwnPropertyDescriptor(toon.decode(text), 'trap')?.value, 1)
+  } finally {
+    delete Object.prototype.trap
+  }
+  assert.equal(calls, 0)
 })
