@@ -54,38 +54,6 @@ export declare class KadoFrameDecoder {
   get maxFrameSize(): number
 }
 
-/**
- * The decoding side of the packed route, kept between calls: the key table,
- * and a result whose ops did not fit the arrays `toon.js` passed.
- */
-export declare class ToonPackDecoder {
-  constructor()
-  /**
-   * Decode `text`. A document up to [`PACKED_MAX`] bytes comes back packed: the joined string, with the ops and
-   * numbers in `ops` and `nums` (or kept for [`Self::take`] when they do
-   * not fit) and `head` filled in. Any other comes back as `decode_json`
-   * gives it, with `head[HEAD_ROUTE]` = `ROUTE_JSON`. `reset` first
-   * empties the key table (`toon.js` lost its copy).
-   */
-  decode(text: unknown, indent: number, strict: boolean, expandPaths: boolean, ops: unknown, nums: unknown, head: unknown, reset: boolean): unknown
-  /**
-   * Copy the pending ops and numbers into `ops` and `nums` (made large
-   * enough after `decode` said they were not).
-   */
-  take(ops: unknown, nums: unknown): void
-}
-
-/** The state of the packed route kept between calls: the key table. */
-export declare class ToonPackEncoder {
-  constructor()
-  /**
-   * Encode the packed value: `ops[..opCount]`, `nums[..numCount]` and
-   * `text`; `reset` first forgets the key table (the JavaScript side's
-   * numbering was cleared).
-   */
-  encode(ops: unknown, opCount: number, nums: unknown, numCount: number, text: unknown, reset: boolean, indent: number, delimiter: number, keyFolding: boolean, flattenDepth: number): unknown
-}
-
 export declare function axonAgentId(publicKey: Uint8Array): string
 
 export declare function axonAgentIdFromSeed(seed: Uint8Array): string
@@ -280,3 +248,34 @@ export declare function toonEncodeDirect(value: unknown, indent: number, delimit
  * `rawKey`, objects `{"<rawKey>": n}` stand for verbatim text `raws[n]`.
  */
 export declare function toonEncodeJson(json: unknown, indent: number, delimiter: number, keyFolding: boolean, flattenDepth: number, rawKey?: string | undefined | null, raws?: Array<string> | undefined | null): unknown
+
+/**
+ * Decode `text` with state `state`. A document up to [`PACKED_MAX`] bytes
+ * comes back packed: the joined string, with the header in `ops[..HEAD_LEN]`,
+ * the ops after it and the numbers in `nums` (or kept for
+ * [`pack_take`] when they do not fit). Any other comes back as
+ * `toonDecodeJson` gives it, with the header's route `ROUTE_JSON`. `reset`
+ * first empties the key table (`toon.js` lost its copy).
+ */
+export declare function toonPackDecode(state: number, text: unknown, indent: number, strict: boolean, expandPaths: boolean, ops: unknown, nums: unknown, reset: boolean): unknown
+
+/**
+ * Encode the packed value of state `state`: `ops[..opCount]`,
+ * `nums[..numCount]` and `text`; `reset` first forgets the key table (the
+ * JavaScript side's numbering was cleared).
+ */
+export declare function toonPackEncode(state: number, ops: unknown, opCount: number, nums: unknown, numCount: number, text: unknown, reset: boolean, indent: number, delimiter: number, keyFolding: boolean, flattenDepth: number): unknown
+
+/**
+ * A new packed-route state for a `toon.js` instance; its id. (Plain
+ * functions and an id, not a class: a class method costs about 160 ns more
+ * per call in napi-rs, a fifth of encoding a small object.)
+ */
+export declare function toonPackState(): number
+
+/**
+ * Copy the pending ops and numbers of state `state` into `ops` (after the
+ * header) and `nums`, made large enough after `toonPackDecode` said they
+ * were not.
+ */
+export declare function toonPackTake(state: number, ops: unknown, nums: unknown): void

@@ -376,7 +376,9 @@ const P_MAX = 2 ** 27
 const PACK_KEY_CAP = 4096
 const PACK_KEY_MAX_LEN = 64
 
-let packer = null
+// This instance's packed-route state in Rust (its key tables), made on
+// first use.
+let packState = -1
 let packOps = new Int32Array(1024)
 let packNums = new Float64Array(256)
 let packStrs = []
@@ -542,11 +544,11 @@ function encodePacked(input, o) {
     forgetKeys()
     return undefined
   }
-  if (packer === null) packer = new native.ToonPackEncoder()
+  if (packState < 0) packState = native.toonPackState()
   const reset = packReset
   packReset = false
   try {
-    return packer.encode(packOps, packOpsAt, packNums, packNumsAt, strs.length === 0 ? '' : strs.join(''), reset, o.indentSize, o.delimiter, o.keyFolding, o.flattenDepth)
+    return native.toonPackEncode(packState, packOps, packOpsAt, packNums, packNumsAt, strs.length === 0 ? '' : strs.join(''), reset, o.indentSize, o.delimiter, o.keyFolding, o.flattenDepth)
   } catch (e) {
     forgetKeys()
     // A lone surrogate: the JSON route's normalisation throws the
@@ -679,13 +681,12 @@ function defineOwn(target, key, value) {
 // failure here after a call forgets both tables. Strings are slices of the
 // joined string (as the reference's are slices of its input lines).
 
-let packDecoder = null
 const PACK_KEEP = 1 << 16
+// The result header is `dOps[0..D_HEAD]` (pack_decode.rs HEAD_*: route,
+// ops, numbers, reset, pending, new keys); the ops follow it.
+const D_HEAD = 6
 let dOps = new Int32Array(1024)
 let dNums = new Float64Array(256)
-// The result header (pack_decode.rs HEAD_*): route, ops, numbers, reset,
-// pending, new keys.
-const dHead = new Int32Array(6)
 const decodeKeys = []
 let decodeKeysLost = false
 let uOps = dOps
@@ -764,7 +765,7 @@ function sameNames(a, b) {
 }
 
 function unpack(text) {
-  if (dHead[3] === 1) {
+  if (dOps[3] === 1) {
     decodeKeys.length = 0
     decodeKeyInherited.length = 0
   }
@@ -773,25 +774,27 @@ function unpack(text) {
     prototypeNames = names
     for (let i = 0; i < decodeKeys.length; i++) decodeKeyInherited[i] = decodeKeys[i] in Object.prototype
   }
-  if (dHead[4] === 1) {
-    dOps = new Int32Array(Math.max(dHead[1], dOps.length * 2))
-    dNums = new Float64Array(Math.max(dHead[2], dNums.length * 2))
-    packDecoder.take(dOps, dNums)
+  const newKeys = dOps[5]
+  if (dOps[4] === 1) {
+    const opCount = dOps[1]
+    const numCount = dOps[2]
+    dOps = new Int32Array(Math.max(D_HEAD + opCount, dOps.length * 2))
+    dNums = new Float64Array(Math.max(numCount, dNums.length * 2))
+    native.toonPackTake(packState, dOps, dNums)
   }
   uOps = dOps
   uNums = dNums
   uText = text
   uAt = 0
   uNum = 0
-  const newKeys = dHead[5]
-  for (let i = 0; i < newKeys; i++) {
+  for (let i = D_HEAD; i < D_HEAD + newKeys; i++) {
     const end = uAt + (dOps[i] >>> P_SHIFT)
     const key = propertyKey(text.slice(uAt, end))
     decodeKeys.push(key)
     decodeKeyInherited.push(key in Object.prototype)
     uAt = end
   }
-  uOp = newKeys
+  uOp = D_HEAD + newKeys
   try {
     return unpackValue()
   } finally {
@@ -813,7 +816,7 @@ function decode(input, options) {
 
 // The packed route, or the JSON route for what it does not take.
 function decodeText(input, o) {
-  if (packDecoder === null) packDecoder = new native.ToonPackDecoder()
+  if (packState < 0) packState = native.toonPackState()
   const reset = decodeKeysLost
   if (reset) {
     decodeKeys.length = 0
@@ -822,13 +825,13 @@ function decodeText(input, o) {
   }
   let out
   try {
-    out = packDecoder.decode(input, o.indentSize, o.strict, o.expandPaths, dOps, dNums, dHead, reset)
+    out = native.toonPackDecode(packState, input, o.indentSize, o.strict, o.expandPaths, dOps, dNums, reset)
   } catch (e) {
     // Lone surrogates: the JSON route maps them.
     if (e?.code === 'TOON_LONE_SURROGATE_INPUT') return decodeJsonRoute(input, o)
     throw decodeError(e, input)
   }
-  if (dHead[0] === 0) return JSON.parse(out)
+  if (dOps[0] === 0) return JSON.parse(out)
   try {
     return unpack(out)
   } catch (e) {

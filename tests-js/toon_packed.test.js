@@ -190,9 +190,10 @@ function assertTypedError(f, what) {
 }
 
 test('packed: malformed packed input gives a typed error', () => {
-  const encoder = new native.ToonPackEncoder()
+  const state = native.toonPackState()
+  const encode = (...args) => native.toonPackEncode(state, ...args)
   const call = (ops, nums, text, reset = false) =>
-    encoder.encode(Int32Array.from(ops), ops.length, Float64Array.from(nums), nums.length, text, reset, 2, 44, false, Infinity)
+    encode(Int32Array.from(ops), ops.length, Float64Array.from(nums), nums.length, text, reset, 2, 44, false, Infinity)
   const op = (tag, payload = 0) => (payload << 4) | tag
   // Well-formed: {"a": [1, "x"]} with a new key, then the key by id.
   assert.equal(call([op(6, 1), op(7, 1), op(5, 2), op(3), op(4, 1)], [1], 'ax', true), 'a[2]: 1,x')
@@ -213,13 +214,14 @@ test('packed: malformed packed input gives a typed error', () => {
     'lone surrogate key': [[op(6, 1), op(7, 1), op(0)], [], '\udc00'],
     'too deep': [Array.from({ length: 3000 }, (_, i) => (i < 2999 ? op(5, 1) : op(0))), [], ''],
   }
+  assertTypedError(() => native.toonPackEncode(1e6, new Int32Array(1), 1, new Float64Array(0), 0, '', false, 2, 44, false, Infinity), 'no such state')
   for (const [what, [ops, nums, text]] of Object.entries(cases)) {
     assert.ok(assertTypedError(() => call(ops, nums, text), what), `${what}: no error`)
   }
   // Lengths and counts beyond the arrays handed over.
-  assertTypedError(() => encoder.encode(new Int32Array(2), 3, new Float64Array(0), 0, '', false, 2, 44, false, Infinity), 'opCount')
-  assertTypedError(() => encoder.encode(new Int32Array(1), 1, new Float64Array(0), 5, '', false, 2, 44, false, Infinity), 'numCount')
-  assertTypedError(() => encoder.encode([0], 1, new Float64Array(0), 0, '', false, 2, 44, false, Infinity), 'not a typed array')
+  assertTypedError(() => encode(new Int32Array(2), 3, new Float64Array(0), 0, '', false, 2, 44, false, Infinity), 'opCount')
+  assertTypedError(() => encode(new Int32Array(1), 1, new Float64Array(0), 5, '', false, 2, 44, false, Infinity), 'numCount')
+  assertTypedError(() => encode([0], 1, new Float64Array(0), 0, '', false, 2, 44, false, Infinity), 'not a typed array')
   // Random input: only typed errors or text.
   const next = lcg(3)
   for (let i = 0; i < 20000; i++) {
@@ -310,6 +312,9 @@ test('packed decode: results larger than the shared arrays', async () => {
   assertDecodesLikeReference(ref, `a[${many.length}]: ${many.join(',')}`, 'many numbers')
   assertDecodesLikeReference(ref, Array.from({ length: 1500 }, (_, i) => `k${i}: ${i % 2 ? 'x' : i}`).join('\n'), 'many keys')
   assertDecodesLikeReference(ref, 'a: 1', 'small after')
+  // Few ops, long text (buffers let go after the call, the result kept).
+  assertDecodesLikeReference(ref, `a: ${'x'.repeat(300000)}\nb: "${'é'.repeat(200000)}"`, 'long strings')
+  assertDecodesLikeReference(ref, 'a: 2', 'small after long strings')
 })
 
 test('packed decode: keys Object.prototype has (setters, read-only) become own properties', () => {

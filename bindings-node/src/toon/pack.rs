@@ -20,7 +20,7 @@
 //!   op gives its length in UTF-16 units.
 //!
 //! Keys: the first time a short key is met it comes as `P_KEY_NEW` and joins
-//! the [`ToonPackEncoder`]'s table under the next id (the JavaScript side
+//! the [`PackEncoder`]'s table under the next id (the JavaScript side
 //! numbers it the same way); afterwards it comes as `P_KEY` with that id.
 //! The JavaScript side clears its numbering (and passes `reset`) whenever a
 //! call did not end here successfully, so the two never drift apart.
@@ -76,16 +76,66 @@ struct KeyTable {
     keys: Vec<(Span, bool)>,
 }
 
-/// The state of the packed route kept between calls: the key table.
-#[napi]
-pub struct ToonPackEncoder {
+/// The encoding side of the packed route, kept between calls: the key table.
+#[derive(Default)]
+pub(super) struct PackEncoder {
     table: KeyTable,
 }
 
-impl Default for ToonPackEncoder {
-    fn default() -> Self {
-        Self::new()
-    }
+/// The packed routes' state of one `toon.js` instance: its key tables.
+#[derive(Default)]
+pub(super) struct PackState {
+    enc: PackEncoder,
+    pub(super) dec: super::pack_decode::PackDecoder,
+}
+
+thread_local! {
+    /// By id: each `toon.js` instance (module loads in this thread) has its
+    /// own, so its key numbering and Rust's stay one pair.
+    static PACK_STATES: std::cell::RefCell<Vec<PackState>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Run `f` with the state `id`.
+pub(super) fn with_state<R>(id: u32, f: impl FnOnce(&mut PackState) -> Result<R>) -> Result<R> {
+    PACK_STATES.with(|states| {
+        let mut states = states.try_borrow_mut().map_err(|_| invalid_arg("TOON_INVALID_ARGUMENT", "packed state in use".into()))?;
+        let state = states.get_mut(id as usize).ok_or_else(|| invalid_arg("TOON_INVALID_ARGUMENT", format!("no packed state {id}")))?;
+        f(state)
+    })
+}
+
+/// A new packed-route state for a `toon.js` instance; its id. (Plain
+/// functions and an id, not a class: a class method costs about 160 ns more
+/// per call in napi-rs, a fifth of encoding a small object.)
+#[napi(js_name = "toonPackState")]
+pub fn pack_state() -> u32 {
+    PACK_STATES.with(|states| {
+        let mut states = states.borrow_mut();
+        states.push(PackState::default());
+        (states.len() - 1) as u32
+    })
+}
+
+/// Encode the packed value of state `state`: `ops[..opCount]`,
+/// `nums[..numCount]` and `text`; `reset` first forgets the key table (the
+/// JavaScript side's numbering was cleared).
+#[napi(js_name = "toonPackEncode")]
+#[allow(clippy::too_many_arguments)]
+pub fn pack_encode<'env>(
+    env: &'env Env,
+    state: u32,
+    ops: Unknown<'env>,
+    op_count: u32,
+    nums: Unknown<'env>,
+    num_count: u32,
+    text: Unknown<'env>,
+    reset: bool,
+    indent: u32,
+    delimiter: u32,
+    key_folding: bool,
+    flatten_depth: f64,
+) -> Result<Unknown<'env>> {
+    with_state(state, |s| s.enc.encode(env, ops, op_count, nums, num_count, text, reset, indent, delimiter, key_folding, flatten_depth))
 }
 
 /// Reads ops into an arena (see the module documentation).
@@ -288,19 +338,10 @@ unsafe fn typed_array<'a, T>(env: sys::napi_env, v: sys::napi_value, want: sys::
     Ok(std::slice::from_raw_parts(data, len))
 }
 
-#[napi]
-impl ToonPackEncoder {
-    #[napi(constructor)]
-    pub fn new() -> Self {
-        ToonPackEncoder { table: KeyTable::default() }
-    }
-
-    /// Encode the packed value: `ops[..opCount]`, `nums[..numCount]` and
-    /// `text`; `reset` first forgets the key table (the JavaScript side's
-    /// numbering was cleared).
-    #[napi(js_name = "encode")]
+impl PackEncoder {
+    /// See [`pack_encode`].
     #[allow(clippy::too_many_arguments)]
-    pub fn encode<'env>(
+    fn encode<'env>(
         &mut self,
         env: &'env Env,
         ops: Unknown<'env>,

@@ -31,7 +31,7 @@
 //! (its side failed after a call), the table starts over and the result
 //! says so (`HEAD_RESET`).
 
-use super::pack::{typed_array_raw, KEY_CAP, P_ARR, P_FALSE, P_KEY, P_KEY_NEW, P_KEY_TEXT, P_NULL, P_NUM, P_OBJ, P_SHIFT, P_STR, P_TRUE};
+use super::pack::{typed_array_raw, with_state, KEY_CAP, P_ARR, P_FALSE, P_KEY, P_KEY_NEW, P_KEY_TEXT, P_NULL, P_NUM, P_OBJ, P_SHIFT, P_STR, P_TRUE};
 use super::{decode_options, literal_in_json, make_string, read_string, LiteralInJson};
 use crate::errors::{invalid_arg, IntoNapi, Result};
 use napi::bindgen_prelude::*;
@@ -54,7 +54,8 @@ const PACKED_MAX: usize = 64 << 20;
 /// large document) are let go after the call.
 const KEEP: usize = 1 << 16;
 
-/// The result header `toon.js` passes in (an `Int32Array` of [`HEAD_LEN`]).
+/// The result header, in the first [`HEAD_LEN`] elements of the ops array
+/// `toon.js` passes in (one typed array fewer to look up per call).
 const HEAD_ROUTE: usize = 0;
 const HEAD_OPS: usize = 1;
 const HEAD_NUMS: usize = 2;
@@ -73,8 +74,7 @@ const P_MAX: usize = 1 << 27;
 
 /// The decoding side of the packed route, kept between calls: the key table,
 /// and a result whose ops did not fit the arrays `toon.js` passed.
-#[napi]
-pub struct ToonPackDecoder {
+pub(super) struct PackDecoder {
     ids: FxHashMap<Box<str>, u32>,
     /// Keys by id.
     names: Vec<Box<str>>,
@@ -84,12 +84,55 @@ pub struct ToonPackDecoder {
     /// The open containers: the index of the container's op, its count so
     /// far, and whether it is an array.
     open: Vec<(usize, u32, bool)>,
+    /// The new keys' text then `text`, and the new keys' ops (kept between
+    /// calls, as the rest).
+    joined: String,
+    key_ops: Vec<i32>,
 }
 
-impl Default for ToonPackDecoder {
+impl Default for PackDecoder {
     fn default() -> Self {
-        Self::new()
+        PackDecoder {
+            ids: FxHashMap::default(),
+            names: Vec::new(),
+            ops: Vec::new(),
+            nums: Vec::new(),
+            text: String::new(),
+            open: Vec::new(),
+            joined: String::new(),
+            key_ops: Vec::new(),
+        }
     }
+}
+
+/// Decode `text` with state `state`. A document up to [`PACKED_MAX`] bytes
+/// comes back packed: the joined string, with the header in `ops[..HEAD_LEN]`,
+/// the ops after it and the numbers in `nums` (or kept for
+/// [`pack_take`] when they do not fit). Any other comes back as
+/// `toonDecodeJson` gives it, with the header's route `ROUTE_JSON`. `reset`
+/// first empties the key table (`toon.js` lost its copy).
+#[napi(js_name = "toonPackDecode")]
+#[allow(clippy::too_many_arguments)]
+pub fn pack_decode<'env>(
+    env: &'env Env,
+    state: u32,
+    text: Unknown<'env>,
+    indent: u32,
+    strict: bool,
+    expand_paths: bool,
+    ops: Unknown<'env>,
+    nums: Unknown<'env>,
+    reset: bool,
+) -> Result<Unknown<'env>> {
+    with_state(state, |s| s.dec.decode(env, text, indent, strict, expand_paths, ops, nums, reset))
+}
+
+/// Copy the pending ops and numbers of state `state` into `ops` (after the
+/// header) and `nums`, made large enough after `toonPackDecode` said they
+/// were not.
+#[napi(js_name = "toonPackTake")]
+pub fn pack_take(env: &Env, state: u32, ops: Unknown<'_>, nums: Unknown<'_>) -> Result<()> {
+    with_state(state, |s| s.dec.take(env, ops, nums))
 }
 
 /// The builder: writes ops as the decoder's calls come.
@@ -311,28 +354,10 @@ impl Builder for PackWriter<'_> {
     }
 }
 
-#[napi]
-impl ToonPackDecoder {
-    #[napi(constructor)]
-    pub fn new() -> Self {
-        ToonPackDecoder {
-            ids: FxHashMap::default(),
-            names: Vec::new(),
-            ops: Vec::new(),
-            nums: Vec::new(),
-            text: String::new(),
-            open: Vec::new(),
-        }
-    }
-
-    /// Decode `text`. A document up to [`PACKED_MAX`] bytes comes back packed: the joined string, with the ops and
-    /// numbers in `ops` and `nums` (or kept for [`Self::take`] when they do
-    /// not fit) and `head` filled in. Any other comes back as `decode_json`
-    /// gives it, with `head[HEAD_ROUTE]` = `ROUTE_JSON`. `reset` first
-    /// empties the key table (`toon.js` lost its copy).
-    #[napi(js_name = "decode")]
+impl PackDecoder {
+    /// See [`pack_decode`].
     #[allow(clippy::too_many_arguments)]
-    pub fn decode<'env>(
+    fn decode<'env>(
         &mut self,
         env: &'env Env,
         text: Unknown<'env>,
@@ -341,16 +366,18 @@ impl ToonPackDecoder {
         expand_paths: bool,
         ops: Unknown<'env>,
         nums: Unknown<'env>,
-        head: Unknown<'env>,
         reset: bool,
     ) -> Result<Unknown<'env>> {
         let raw = env.raw();
-        let (head_ptr, head_len) = unsafe { typed_array_raw::<i32>(raw, head.value().value, sys::TypedarrayType::int32_array)? };
-        if head_len < HEAD_LEN {
-            return Err(invalid_arg("TOON_INVALID_ARGUMENT", format!("expected a header of {HEAD_LEN} elements")));
+        // SAFETY: the buffers are JavaScript's, untouched during this call;
+        // the pointers are not kept.
+        let (ops_ptr, ops_len) = unsafe { typed_array_raw::<i32>(raw, ops.value().value, sys::TypedarrayType::int32_array)? };
+        let (nums_ptr, nums_len) = unsafe { typed_array_raw::<f64>(raw, nums.value().value, sys::TypedarrayType::float64_array)? };
+        if ops_len < HEAD_LEN {
+            return Err(invalid_arg("TOON_INVALID_ARGUMENT", format!("expected room for a header of {HEAD_LEN}")));
         }
-        // SAFETY: checked length; the buffer is JavaScript's, untouched during this call.
-        let head = unsafe { std::slice::from_raw_parts_mut(head_ptr, HEAD_LEN) };
+        // SAFETY: checked length.
+        let head = unsafe { std::slice::from_raw_parts_mut(ops_ptr, HEAD_LEN) };
         head.fill(0);
         let reset = reset || self.names.len() >= KEY_CAP;
         if reset {
@@ -396,60 +423,58 @@ impl ToonPackDecoder {
         };
         // The new keys lead: their ops first, their text at the start.
         let new_keys = &self.names[first_new..];
-        let mut joined = String::with_capacity(self.text.len() + new_keys.iter().map(|k| k.len()).sum::<usize>());
-        let mut all_ops = Vec::with_capacity(new_keys.len() + self.ops.len());
+        self.joined.clear();
+        self.key_ops.clear();
         for k in new_keys {
-            joined.push_str(k);
-            all_ops.push(((utf16_len(k) as i32) << P_SHIFT) | P_KEY_NEW);
+            self.joined.push_str(k);
+            self.key_ops.push(((utf16_len(k) as i32) << P_SHIFT) | P_KEY_NEW);
         }
-        joined.push_str(&self.text);
-        all_ops.extend_from_slice(&self.ops);
-        self.ops = all_ops;
+        self.joined.push_str(&self.text);
+        self.ops.splice(0..0, self.key_ops.iter().copied());
         head[HEAD_ROUTE] = ROUTE_PACKED;
         head[HEAD_OPS] = self.ops.len() as i32;
         head[HEAD_NUMS] = self.nums.len() as i32;
         head[HEAD_NEW_KEYS] = new_keys.len() as i32;
-        if unsafe { self.copy_out(raw, ops, nums)? } {
-            head[HEAD_PENDING] = 1;
-        } else {
+        // SAFETY: as above.
+        let pending = unsafe { self.copy_out((ops_ptr, ops_len), (nums_ptr, nums_len)) };
+        head[HEAD_PENDING] = i32::from(pending);
+        let joined = unsafe { make_string(env, &self.joined, &mut Vec::new()) };
+        if !pending {
             self.let_go();
         }
-        unsafe { make_string(env, &joined, &mut Vec::new()) }
+        joined
     }
 
-    /// Copy the pending ops and numbers into `ops` and `nums` (made large
-    /// enough after `decode` said they were not).
-    #[napi]
-    pub fn take(&mut self, env: &Env, ops: Unknown<'_>, nums: Unknown<'_>) -> Result<()> {
-        if unsafe { self.copy_out(env.raw(), ops, nums)? } {
+    /// See [`pack_take`].
+    fn take(&mut self, env: &Env, ops: Unknown<'_>, nums: Unknown<'_>) -> Result<()> {
+        // SAFETY: as in `decode`.
+        let ops = unsafe { typed_array_raw::<i32>(env.raw(), ops.value().value, sys::TypedarrayType::int32_array)? };
+        let nums = unsafe { typed_array_raw::<f64>(env.raw(), nums.value().value, sys::TypedarrayType::float64_array)? };
+        if unsafe { self.copy_out(ops, nums) } {
             return Err(invalid_arg("TOON_INVALID_ARGUMENT", "expected arrays large enough for the pending result".into()));
         }
         self.let_go();
         Ok(())
     }
-}
 
-impl ToonPackDecoder {
     /// Lets go of buffers a large document made large.
     fn let_go(&mut self) {
-        if self.ops.capacity() > KEEP || self.nums.capacity() > KEEP || self.text.capacity() > KEEP * 4 || self.open.capacity() > KEEP {
-            self.ops = Vec::new();
-            self.nums = Vec::new();
-            self.text = String::new();
-            self.open = Vec::new();
+        if self.ops.capacity() > KEEP || self.nums.capacity() > KEEP || self.text.capacity() > KEEP * 4 || self.joined.capacity() > KEEP * 4 || self.open.capacity() > KEEP {
+            *self = PackDecoder { ids: std::mem::take(&mut self.ids), names: std::mem::take(&mut self.names), ..PackDecoder::default() };
         }
     }
 
-    /// Copies the ops and numbers into the typed arrays when they fit;
-    /// whether they did not (they are then kept for `take`).
-    unsafe fn copy_out(&mut self, env: sys::napi_env, ops: Unknown<'_>, nums: Unknown<'_>) -> Result<bool> {
-        let (ops_ptr, ops_len) = typed_array_raw::<i32>(env, ops.value().value, sys::TypedarrayType::int32_array)?;
-        let (nums_ptr, nums_len) = typed_array_raw::<f64>(env, nums.value().value, sys::TypedarrayType::float64_array)?;
-        if self.ops.len() > ops_len || self.nums.len() > nums_len {
-            return Ok(true);
+    /// Copies the ops (after the header) and numbers into the typed arrays'
+    /// buffers when they fit; whether they did not (they are then kept for
+    /// `take`).
+    ///
+    /// SAFETY: the pointers and lengths are those of live typed arrays.
+    unsafe fn copy_out(&mut self, (ops_ptr, ops_len): (*mut i32, usize), (nums_ptr, nums_len): (*mut f64, usize)) -> bool {
+        if self.ops.len() > ops_len.saturating_sub(HEAD_LEN) || self.nums.len() > nums_len {
+            return true;
         }
-        std::ptr::copy_nonoverlapping(self.ops.as_ptr(), ops_ptr, self.ops.len());
+        std::ptr::copy_nonoverlapping(self.ops.as_ptr(), ops_ptr.add(HEAD_LEN), self.ops.len());
         std::ptr::copy_nonoverlapping(self.nums.as_ptr(), nums_ptr, self.nums.len());
-        Ok(false)
+        false
     }
 }
