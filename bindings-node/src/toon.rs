@@ -2,9 +2,9 @@
 //!
 //! Values cross the boundary packed ([`pack`] for encoding, [`pack_decode`]
 //! for decoding, with the figures that chose them in `bindings-node/toon.js`):
-//! flat ops, doubles and one joined string, which [`pack::ToonPackEncoder`]
+//! flat ops, doubles and one joined string, which [`pack::PackEncoder`]
 //! reads into a flat [`Arena`] that the core encoder walks, and which
-//! [`pack_decode::ToonPackDecoder`] writes from the core decoder's calls.
+//! [`pack_decode::PackDecoder`] writes from the core decoder's calls.
 //! The JSON route takes what the packed one does not: [`JsonReader`] reads
 //! `JSON.stringify`'s text into the same arena, and [`DirectJson`] writes
 //! the decoder's calls as ASCII JSON for `JSON.parse`. Strings cross N-API as
@@ -63,7 +63,7 @@ struct Key {
 /// A JSON value in flat vectors, for the encoder: nodes, array items (node
 /// ids), object entries (key, node id) and one buffer holding the strings
 /// that are not slices of the source text. Built by [`JsonReader`] or
-/// [`pack::ToonPackEncoder`] with no allocation per value.
+/// [`pack::PackEncoder`] with no allocation per value.
 #[derive(Default)]
 struct Arena {
     nodes: Vec<Node>,
