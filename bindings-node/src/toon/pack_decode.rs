@@ -74,6 +74,7 @@ const P_MAX: usize = 1 << 27;
 
 /// The decoding side of the packed route, kept between calls: the key table,
 /// and a result whose ops did not fit the arrays `toon.js` passed.
+#[derive(Default)]
 pub(super) struct PackDecoder {
     ids: FxHashMap<Box<str>, u32>,
     /// Keys by id.
@@ -88,21 +89,6 @@ pub(super) struct PackDecoder {
     /// calls, as the rest).
     joined: String,
     key_ops: Vec<i32>,
-}
-
-impl Default for PackDecoder {
-    fn default() -> Self {
-        PackDecoder {
-            ids: FxHashMap::default(),
-            names: Vec::new(),
-            ops: Vec::new(),
-            nums: Vec::new(),
-            text: String::new(),
-            open: Vec::new(),
-            joined: String::new(),
-            key_ops: Vec::new(),
-        }
-    }
 }
 
 /// Decode `text` with state `state`. A document up to [`PACKED_MAX`] bytes
