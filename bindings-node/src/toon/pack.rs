@@ -135,7 +135,42 @@ pub fn pack_encode<'env>(
     key_folding: bool,
     flatten_depth: f64,
 ) -> Result<Unknown<'env>> {
-    with_state(state, |s| s.enc.encode(env, ops, op_count, nums, num_count, text, reset, indent, delimiter, key_folding, flatten_depth))
+    with_state(state, |s| {
+        let this = &mut s.enc;
+        let opts = encode_options(indent, delimiter, key_folding, flatten_depth)?;
+        if reset {
+            this.table.text.clear();
+            this.table.keys.clear();
+        }
+        let raw = env.raw();
+        // SAFETY: the slices live only during this call.
+        let ops: &[i32] = unsafe { typed_array(raw, ops.value().value, sys::TypedarrayType::int32_array, op_count)? };
+        let nums: &[f64] = unsafe { typed_array(raw, nums.value().value, sys::TypedarrayType::float64_array, num_count)? };
+        with_scratch(|s| {
+            let super::Scratch { output, wide, arena, .. } = s;
+            unsafe { read_utf16(raw, text.value().value, wide)? };
+            // Text that is all ASCII is converted in one go (most is, and
+            // converting string by string costs a call per string).
+            let ascii = all_ascii(wide);
+            if ascii {
+                // SAFETY: `utf16_to_utf8` writes well-formed UTF-8 only.
+                utf16_to_utf8(wide, unsafe { arena.text.as_mut_vec() });
+            }
+            let mut r = PackReader { ops, pos: 0, nums, num: 0, text: wide, at: 0, ascii, table: &mut this.table, arena };
+            let root = r.value(0);
+            let ended = r.pos == ops.len() && r.num == nums.len() && r.at == r.text.len();
+            let root = root.napi()?;
+            if !ended {
+                return Err(malformed(ops.len(), "data left over")).napi();
+            }
+            let mut out = String::from_utf8(std::mem::take(output)).unwrap_or_default();
+            let doc = ArenaDoc { arena, src: &this.table.text };
+            let r = encode_into(&ArenaVal { doc: &doc, id: root }, &opts, &mut out).napi();
+            let made = r.and_then(|()| unsafe { make_string(env, &out, wide) });
+            *output = out.into_bytes();
+            made
+        })
+    })
 }
 
 /// Reads ops into an arena (see the module documentation).
@@ -338,55 +373,3 @@ unsafe fn typed_array<'a, T>(env: sys::napi_env, v: sys::napi_value, want: sys::
     Ok(std::slice::from_raw_parts(data, len))
 }
 
-impl PackEncoder {
-    /// See [`pack_encode`].
-    #[allow(clippy::too_many_arguments)]
-    fn encode<'env>(
-        &mut self,
-        env: &'env Env,
-        ops: Unknown<'env>,
-        op_count: u32,
-        nums: Unknown<'env>,
-        num_count: u32,
-        text: Unknown<'env>,
-        reset: bool,
-        indent: u32,
-        delimiter: u32,
-        key_folding: bool,
-        flatten_depth: f64,
-    ) -> Result<Unknown<'env>> {
-        let opts = encode_options(indent, delimiter, key_folding, flatten_depth)?;
-        if reset {
-            self.table.text.clear();
-            self.table.keys.clear();
-        }
-        let raw = env.raw();
-        // SAFETY: the slices live only during this call.
-        let ops: &[i32] = unsafe { typed_array(raw, ops.value().value, sys::TypedarrayType::int32_array, op_count)? };
-        let nums: &[f64] = unsafe { typed_array(raw, nums.value().value, sys::TypedarrayType::float64_array, num_count)? };
-        with_scratch(|s| {
-            let super::Scratch { output, wide, arena, .. } = s;
-            unsafe { read_utf16(raw, text.value().value, wide)? };
-            // Text that is all ASCII is converted in one go (most is, and
-            // converting string by string costs a call per string).
-            let ascii = all_ascii(wide);
-            if ascii {
-                // SAFETY: `utf16_to_utf8` writes well-formed UTF-8 only.
-                utf16_to_utf8(wide, unsafe { arena.text.as_mut_vec() });
-            }
-            let mut r = PackReader { ops, pos: 0, nums, num: 0, text: wide, at: 0, ascii, table: &mut self.table, arena };
-            let root = r.value(0);
-            let ended = r.pos == ops.len() && r.num == nums.len() && r.at == r.text.len();
-            let root = root.napi()?;
-            if !ended {
-                return Err(malformed(ops.len(), "data left over")).napi();
-            }
-            let mut out = String::from_utf8(std::mem::take(output)).unwrap_or_default();
-            let doc = ArenaDoc { arena, src: &self.table.text };
-            let r = encode_into(&ArenaVal { doc: &doc, id: root }, &opts, &mut out).napi();
-            let made = r.and_then(|()| unsafe { make_string(env, &out, wide) });
-            *output = out.into_bytes();
-            made
-        })
-    }
-}

@@ -110,7 +110,84 @@ pub fn pack_decode<'env>(
     nums: Unknown<'env>,
     reset: bool,
 ) -> Result<Unknown<'env>> {
-    with_state(state, |s| s.dec.decode(env, text, indent, strict, expand_paths, ops, nums, reset))
+    with_state(state, |s| {
+        let this = &mut s.dec;
+        let raw = env.raw();
+        // SAFETY: the buffers are JavaScript's, untouched during this call;
+        // the pointers are not kept.
+        let (ops_ptr, ops_len) = unsafe { typed_array_raw::<i32>(raw, ops.value().value, sys::TypedarrayType::int32_array)? };
+        let (nums_ptr, nums_len) = unsafe { typed_array_raw::<f64>(raw, nums.value().value, sys::TypedarrayType::float64_array)? };
+        if ops_len < HEAD_LEN {
+            return Err(invalid_arg("TOON_INVALID_ARGUMENT", format!("expected room for a header of {HEAD_LEN}")));
+        }
+        // SAFETY: checked length.
+        let head = unsafe { std::slice::from_raw_parts_mut(ops_ptr, HEAD_LEN) };
+        head.fill(0);
+        let reset = reset || this.names.len() >= KEY_CAP;
+        if reset {
+            this.ids.clear();
+            this.names.clear();
+        }
+        head[HEAD_RESET] = i32::from(reset);
+        let opts = decode_options(indent, strict, expand_paths);
+        let packed = super::with_scratch(|s| -> Result<Option<usize>> {
+            let text = unsafe { read_string(raw, text.value().value, &mut s.input, &mut s.wide, true)? };
+            if text.len() > PACKED_MAX {
+                return Ok(None);
+            }
+            let first_new = this.names.len();
+            this.ops.clear();
+            this.nums.clear();
+            this.text.clear();
+            this.open.clear();
+            let mut w = PackWriter {
+                ids: &mut this.ids,
+                names: &mut this.names,
+                ops: &mut this.ops,
+                nums: &mut this.nums,
+                text: &mut this.text,
+                open: &mut this.open,
+            };
+            let r = decode_with(text, &opts, &mut w);
+            if r.is_err() {
+                // Take back the keys this call added: `toon.js` never sees them.
+                for name in this.names.drain(first_new..) {
+                    this.ids.remove(&name);
+                }
+            }
+            match r {
+                Ok(()) => Ok(Some(first_new)),
+                Err(e) if e.code() == TOO_LONG => Ok(None),
+                Err(e) => Err(e).napi(),
+            }
+        })?;
+        let Some(first_new) = packed else {
+            head[HEAD_ROUTE] = ROUTE_JSON;
+            return super::decode_json_with(env, text, &opts);
+        };
+        // The new keys lead: their ops first, their text at the start.
+        let new_keys = &this.names[first_new..];
+        this.joined.clear();
+        this.key_ops.clear();
+        for k in new_keys {
+            this.joined.push_str(k);
+            this.key_ops.push(((utf16_len(k) as i32) << P_SHIFT) | P_KEY_NEW);
+        }
+        this.joined.push_str(&this.text);
+        this.ops.splice(0..0, this.key_ops.iter().copied());
+        head[HEAD_ROUTE] = ROUTE_PACKED;
+        head[HEAD_OPS] = this.ops.len() as i32;
+        head[HEAD_NUMS] = this.nums.len() as i32;
+        head[HEAD_NEW_KEYS] = new_keys.len() as i32;
+        // SAFETY: as above.
+        let pending = unsafe { this.copy_out((ops_ptr, ops_len), (nums_ptr, nums_len)) };
+        head[HEAD_PENDING] = i32::from(pending);
+        let joined = unsafe { make_string(env, &this.joined, &mut Vec::new()) };
+        if !pending {
+            this.let_go();
+        }
+        joined
+    })
 }
 
 /// Copy the pending ops and numbers of state `state` into `ops` (after the
@@ -341,96 +418,6 @@ impl Builder for PackWriter<'_> {
 }
 
 impl PackDecoder {
-    /// See [`pack_decode`].
-    #[allow(clippy::too_many_arguments)]
-    fn decode<'env>(
-        &mut self,
-        env: &'env Env,
-        text: Unknown<'env>,
-        indent: u32,
-        strict: bool,
-        expand_paths: bool,
-        ops: Unknown<'env>,
-        nums: Unknown<'env>,
-        reset: bool,
-    ) -> Result<Unknown<'env>> {
-        let raw = env.raw();
-        // SAFETY: the buffers are JavaScript's, untouched during this call;
-        // the pointers are not kept.
-        let (ops_ptr, ops_len) = unsafe { typed_array_raw::<i32>(raw, ops.value().value, sys::TypedarrayType::int32_array)? };
-        let (nums_ptr, nums_len) = unsafe { typed_array_raw::<f64>(raw, nums.value().value, sys::TypedarrayType::float64_array)? };
-        if ops_len < HEAD_LEN {
-            return Err(invalid_arg("TOON_INVALID_ARGUMENT", format!("expected room for a header of {HEAD_LEN}")));
-        }
-        // SAFETY: checked length.
-        let head = unsafe { std::slice::from_raw_parts_mut(ops_ptr, HEAD_LEN) };
-        head.fill(0);
-        let reset = reset || self.names.len() >= KEY_CAP;
-        if reset {
-            self.ids.clear();
-            self.names.clear();
-        }
-        head[HEAD_RESET] = i32::from(reset);
-        let opts = decode_options(indent, strict, expand_paths);
-        let packed = super::with_scratch(|s| -> Result<Option<usize>> {
-            let text = unsafe { read_string(raw, text.value().value, &mut s.input, &mut s.wide, true)? };
-            if text.len() > PACKED_MAX {
-                return Ok(None);
-            }
-            let first_new = self.names.len();
-            self.ops.clear();
-            self.nums.clear();
-            self.text.clear();
-            self.open.clear();
-            let mut w = PackWriter {
-                ids: &mut self.ids,
-                names: &mut self.names,
-                ops: &mut self.ops,
-                nums: &mut self.nums,
-                text: &mut self.text,
-                open: &mut self.open,
-            };
-            let r = decode_with(text, &opts, &mut w);
-            if r.is_err() {
-                // Take back the keys this call added: `toon.js` never sees them.
-                for name in self.names.drain(first_new..) {
-                    self.ids.remove(&name);
-                }
-            }
-            match r {
-                Ok(()) => Ok(Some(first_new)),
-                Err(e) if e.code() == TOO_LONG => Ok(None),
-                Err(e) => Err(e).napi(),
-            }
-        })?;
-        let Some(first_new) = packed else {
-            head[HEAD_ROUTE] = ROUTE_JSON;
-            return super::decode_json_with(env, text, &opts);
-        };
-        // The new keys lead: their ops first, their text at the start.
-        let new_keys = &self.names[first_new..];
-        self.joined.clear();
-        self.key_ops.clear();
-        for k in new_keys {
-            self.joined.push_str(k);
-            self.key_ops.push(((utf16_len(k) as i32) << P_SHIFT) | P_KEY_NEW);
-        }
-        self.joined.push_str(&self.text);
-        self.ops.splice(0..0, self.key_ops.iter().copied());
-        head[HEAD_ROUTE] = ROUTE_PACKED;
-        head[HEAD_OPS] = self.ops.len() as i32;
-        head[HEAD_NUMS] = self.nums.len() as i32;
-        head[HEAD_NEW_KEYS] = new_keys.len() as i32;
-        // SAFETY: as above.
-        let pending = unsafe { self.copy_out((ops_ptr, ops_len), (nums_ptr, nums_len)) };
-        head[HEAD_PENDING] = i32::from(pending);
-        let joined = unsafe { make_string(env, &self.joined, &mut Vec::new()) };
-        if !pending {
-            self.let_go();
-        }
-        joined
-    }
-
     /// See [`pack_take`].
     fn take(&mut self, env: &Env, ops: Unknown<'_>, nums: Unknown<'_>) -> Result<()> {
         // SAFETY: as in `decode`.
