@@ -559,14 +559,18 @@ function encodePacked(input, o) {
 }
 
 function encodeNative(input, o) {
+  let packed = false
   if (o.replacer === undefined && !packing) {
     const t = typeof input
     if (t === 'object' || t === 'string' || t === 'number' || t === 'boolean') {
       const text = encodePacked(input, o)
       if (text !== undefined) return text
+      packed = true
     }
   }
-  let { json, rawKey, raws } = toJson(input, o.replacer)
+  // A value the packed route gave back needs the reference's normalisation
+  // (the plainness walk would only say so a second time).
+  let { json, rawKey, raws } = packed ? normalizedJson(input, undefined) : toJson(input, o.replacer)
   for (let attempt = 0; ; attempt++) {
     try {
       return native.toonEncodeJson(json, o.indentSize, o.delimiter, o.keyFolding, o.flattenDepth, rawKey, raws)
