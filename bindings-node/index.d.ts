@@ -260,11 +260,11 @@ export declare function toonEncodeJson(json: unknown, indent: number, delimiter:
 export declare function toonPackDecode(state: number, text: unknown, indent: number, strict: boolean, expandPaths: boolean, ops: unknown, nums: unknown, reset: boolean): unknown
 
 /**
- * Encode the packed value of state `state`: `ops[..opCount]`,
- * `nums[..numCount]` and `text`; `reset` first forgets the key table (the
- * JavaScript side's numbering was cleared).
+ * Encode the packed value of state `state`: `ops[..opCount]` (numbers
+ * inline) and `text`; `reset` first forgets the key table (the JavaScript
+ * side's numbering was cleared).
  */
-export declare function toonPackEncode(state: number, ops: unknown, opCount: number, nums: unknown, numCount: number, text: unknown, reset: boolean, indent: number, delimiter: number, keyFolding: boolean, flattenDepth: number): unknown
+export declare function toonPackEncode(state: number, ops: unknown, opCount: number, text: unknown, reset: boolean, indent: number, delimiter: number, keyFolding: boolean, flattenDepth: number): unknown
 
 /**
  * A new packed-route state for a `toon.js` instance; its id. (Plain

@@ -4,10 +4,11 @@
 // encoder and decoder in Rust.
 //
 // Values cross into Rust packed, both ways: a plain value is walked once
-// here into ops (an Int32Array), its numbers (a Float64Array) and its
-// strings joined into one string, which Rust reads (`encodePacked`,
-// src/toon/pack.rs); decoding, Rust writes the same three from the
-// decoder's calls and `unpack` builds the value. Keys cross once, as ids of
+// here into ops with its numbers inline (a Float64Array) and its strings
+// joined into one string, which Rust reads (`encodePacked`,
+// src/toon/pack.rs); decoding, Rust writes ops (an Int32Array), the numbers
+// (a Float64Array) and the strings from the decoder's calls and `unpack`
+// builds the value. Keys cross once, as ids of
 // a table each side keeps between calls. Measured against the two other
 // ways (JSON text with JSON.stringify / JSON.parse, and building or reading
 // the values through N-API: toonEncodeJson / toonDecodeJson and
@@ -345,10 +346,10 @@ function normalizedJson(input, replacer) {
 
 // ------------------------------------------------------------ packed route
 //
-// A plain value (what `isPlain` accepts) is walked once here into three flat
-// arrays that Rust reads (bindings-node/src/toon/pack.rs, where the format is
-// described): ops (an Int32Array, `payload << 4 | tag`), the numbers (a
-// Float64Array) and the strings joined into one string. Numbers stay doubles
+// A plain value (what `isPlain` accepts) is walked once here into what Rust
+// reads (bindings-node/src/toon/pack.rs, where the format is described):
+// ops (`payload * 16 + tag`) with the numbers inline, in a Float64Array, and
+// the strings joined into one string. Numbers stay doubles
 // (V8 spends most of JSON.stringify's time on number-heavy data formatting
 // them), and keys are numbered in a table kept between calls, so each key's
 // text crosses once (figures at the top of this file).
@@ -370,6 +371,8 @@ const P_KEY_NEW = 7
 const P_KEY = 8
 const P_KEY_TEXT = 9
 const P_SHIFT = 4
+/** `1 << P_SHIFT`: an op is `payload * P_UNIT + tag` (not a shift: counts reach 2^27). */
+const P_UNIT = 16
 /** Counts and string lengths must fit an op's payload (int32 ops). */
 const P_MAX = 2 ** 27
 /** Keys kept in the table at most (pack.rs's KEY_CAP), and their longest. */
@@ -379,11 +382,14 @@ const PACK_KEY_MAX_LEN = 64
 // This instance's packed-route state in Rust (its key tables), made on
 // first use.
 let packState = -1
-let packOps = new Int32Array(1024)
-let packNums = new Float64Array(256)
+// The ops, numbers inline (a number op is followed by the number): one
+// array of 8-byte slots and one position, which the walk keeps in a local
+// and hands down and back (module variables would be loaded and stored at
+// every op). An op is an int32 in the first half of its slot
+// (`packOps32[2 * at]`), a number a double (`packBuf[at]`).
+let packBuf = new Float64Array(2048)
+let packOps32 = new Int32Array(packBuf.buffer)
 let packStrs = []
-let packOpsAt = 0
-let packNumsAt = 0
 const packKeyIds = new Map()
 // Per nesting depth, the first keys of the last object packed there and
 // their ids (siblings mostly share their keys; a string comparison costs
@@ -402,94 +408,117 @@ let packReset = true
 // route rather than the shared arrays.
 let packing = false
 
-function packGrow() {
-  if (packOpsAt + 2 > packOps.length) {
-    const b = new Int32Array(packOps.length * 2)
-    b.set(packOps)
-    packOps = b
-  }
-  if (packNumsAt === packNums.length) {
-    const b = new Float64Array(packNums.length * 2)
-    b.set(packNums)
-    packNums = b
-  }
+// Room for at least `at + 8` slots; the (new) array (and `packOps32` its
+// int32 view).
+function packGrow(at) {
+  const b = new Float64Array(Math.max(packBuf.length * 2, at + 8))
+  b.set(packBuf)
+  packOps32 = new Int32Array(b.buffer)
+  return (packBuf = b)
 }
 
-// One value into the arrays (room for two ops and a number is made by the
-// caller); false when the value is not plain (see isPlain) or too large for
-// the ops. In arrays, undefined, functions and symbols are null, as both
-// JSON.stringify and the reference have them.
-function packItem(item, depth, inArray) {
+// The walk: each function writes one value's ops from `at` and returns the
+// position after them, or -1 when the value is not plain (see isPlain) or
+// too large for an op. A caller makes room for four slots (a key op and a
+// number, or a value op) before each item; a container grows the array
+// itself as its items need and callers then read `packBuf` again.
+
+// One value that is not a string or number in an object (or, with
+// `inArray`, an array). In arrays, undefined, functions and symbols are
+// null, as both JSON.stringify and the reference have them.
+function packOther(item, at, depth, inArray) {
   // Each test a `typeof item === '...'` of its own: V8 compiles that to a
   // check, but calls a builtin for a typeof whose string is kept or switched on.
-  if (typeof item === 'string') {
-    if (item.length >= P_MAX) return false
-    packOps[packOpsAt++] = (item.length << P_SHIFT) | P_STR
-    packStrs.push(item)
-    return true
-  }
-  if (typeof item === 'number') {
-    packNums[packNumsAt++] = item
-    packOps[packOpsAt++] = P_NUM
-    return true
-  }
   if (typeof item === 'object') {
     if (item === null) {
-      packOps[packOpsAt++] = P_NULL
-      return true
+      packOps32[at << 1] = P_NULL
+      return at + 1
     }
-    return Array.isArray(item) ? packArray(item, depth + 1) : packObject(item, depth + 1)
+    return Array.isArray(item) ? packArray(item, at, depth + 1) : packObject(item, at, depth + 1)
   }
   if (typeof item === 'boolean') {
-    packOps[packOpsAt++] = item ? P_TRUE : P_FALSE
-    return true
+    packOps32[at << 1] = item ? P_TRUE : P_FALSE
+    return at + 1
   }
-  if (typeof item === 'bigint' || !inArray) return false
-  packOps[packOpsAt++] = P_NULL
-  return true
+  if (typeof item === 'string') {
+    if (item.length >= P_MAX) return -1
+    packOps32[at << 1] = item.length * P_UNIT + P_STR
+    packStrs.push(item)
+    return at + 1
+  }
+  if (typeof item === 'number') {
+    packOps32[at << 1] = P_NUM
+    packBuf[at + 1] = item
+    return at + 2
+  }
+  if (typeof item === 'bigint' || !inArray) return -1
+  packOps32[at << 1] = P_NULL
+  return at + 1
 }
 
 // A toJSON that is not undefined (the reference calls it when it is a
 // function) sends the value to the JSON route, which normalises as the
 // reference does; a load costs less than `'toJSON' in value`.
-function packArray(value, depth) {
-  if (depth > MAX_DEPTH || value.toJSON !== undefined) return false
+function packArray(value, at, depth) {
+  if (depth > MAX_DEPTH || value.toJSON !== undefined) return -1
   const n = value.length
-  if (n >= P_MAX) return false
-  packOps[packOpsAt++] = (n << P_SHIFT) | P_ARR
+  if (n >= P_MAX) return -1
+  let b = packBuf
+  let w = packOps32
+  w[at++ << 1] = n * P_UNIT + P_ARR
   for (let i = 0; i < n; i++) {
-    if (packOpsAt + 2 > packOps.length || packNumsAt === packNums.length) packGrow()
-    if (!packItem(value[i], depth, true)) return false
+    if (at + 4 > b.length) {
+      b = packGrow(at)
+      w = packOps32
+    }
+    const item = value[i]
+    if (typeof item === 'number') {
+      w[at << 1] = P_NUM
+      b[at + 1] = item
+      at += 2
+    } else {
+      at = packOther(item, at, depth, true)
+      if (at < 0) return -1
+      b = packBuf
+      w = packOps32
+    }
   }
-  return true
+  return at
 }
 
-function packObject(value, depth) {
-  if (depth > MAX_DEPTH) return false
+function packObject(value, at, depth) {
+  // toJSON first: the load checks the object's map, which lets V8 inline
+  // getPrototypeOf (without it, a runtime call per object).
+  if (depth > MAX_DEPTH || value.toJSON !== undefined) return -1
   const proto = Object.getPrototypeOf(value)
-  if ((proto !== Object.prototype && proto !== null) || value.toJSON !== undefined) return false
-  const at = packOpsAt++
+  if (proto !== Object.prototype && proto !== null) return -1
+  let b = packBuf
+  let w = packOps32
+  const head = at++
   let count = 0
   const cache = packKeyCache[depth] ?? newKeyCache(depth)
   const cacheIds = packKeyCacheIds[depth]
   for (const key in value) {
-    if (packOpsAt + 2 > packOps.length || packNumsAt === packNums.length) packGrow()
+    if (at + 4 > b.length) {
+      b = packGrow(at)
+      w = packOps32
+    }
     // A slot not yet filled holds '' with id -1 (an empty key is a key too).
     let id = count < PACK_CACHE_SLOTS && cache[count] === key ? cacheIds[count] : -1
     if (id >= 0) {
-      packOps[packOpsAt++] = (id << P_SHIFT) | P_KEY
+      w[at++ << 1] = id * P_UNIT + P_KEY
     } else {
       id = packKeyIds.get(key) ?? -1
       if (id >= 0) {
-        packOps[packOpsAt++] = (id << P_SHIFT) | P_KEY
+        w[at++ << 1] = id * P_UNIT + P_KEY
       } else if (key.length <= PACK_KEY_MAX_LEN && packKeyIds.size < PACK_KEY_CAP) {
         id = packKeyIds.size
         packKeyIds.set(key, id)
-        packOps[packOpsAt++] = (key.length << P_SHIFT) | P_KEY_NEW
+        w[at++ << 1] = key.length * P_UNIT + P_KEY_NEW
         packStrs.push(key)
       } else {
-        if (key.length >= P_MAX) return false
-        packOps[packOpsAt++] = (key.length << P_SHIFT) | P_KEY_TEXT
+        if (key.length >= P_MAX) return -1
+        w[at++ << 1] = key.length * P_UNIT + P_KEY_TEXT
         packStrs.push(key)
       }
       if (id >= 0 && count < PACK_CACHE_SLOTS) {
@@ -497,12 +526,27 @@ function packObject(value, depth) {
         cacheIds[count] = id
       }
     }
-    if (!packItem(value[key], depth, false)) return false
+    // Strings and numbers here (most values), the rest in a call.
+    const item = value[key]
+    if (typeof item === 'number') {
+      w[at << 1] = P_NUM
+      b[at + 1] = item
+      at += 2
+    } else if (typeof item === 'string') {
+      if (item.length >= P_MAX) return -1
+      w[at++ << 1] = item.length * P_UNIT + P_STR
+      packStrs.push(item)
+    } else {
+      at = packOther(item, at, depth, false)
+      if (at < 0) return -1
+      b = packBuf
+      w = packOps32
+    }
     count++
   }
-  if (count >= P_MAX) return false
-  packOps[at] = (count << P_SHIFT) | P_OBJ
-  return true
+  if (count >= P_MAX) return -1
+  w[head << 1] = count * P_UNIT + P_OBJ
+  return at
 }
 
 // Whether for...in sees inherited keys: then it is not the own keys that
@@ -523,15 +567,12 @@ function forgetKeys() {
 function encodePacked(input, o) {
   if (objectPrototypeEnumerable()) return undefined
   if (packKeyIds.size >= PACK_KEY_CAP) forgetKeys()
-  packOpsAt = 0
-  packNumsAt = 0
   packStrs = []
   packing = true
-  let plain = false
+  let end = -1
   try {
-    packGrow()
     // The root container is at depth 0, as in isPlain.
-    plain = packItem(input, -1, false)
+    end = packOther(input, 0, -1, false)
   } catch (e) {
     forgetKeys()
     throw e
@@ -540,7 +581,7 @@ function encodePacked(input, o) {
   }
   const strs = packStrs
   packStrs = []
-  if (!plain) {
+  if (end < 0) {
     forgetKeys()
     return undefined
   }
@@ -548,7 +589,7 @@ function encodePacked(input, o) {
   const reset = packReset
   packReset = false
   try {
-    return native.toonPackEncode(packState, packOps, packOpsAt, packNums, packNumsAt, strs.length === 0 ? '' : strs.join(''), reset, o.indentSize, o.delimiter, o.keyFolding, o.flattenDepth)
+    return native.toonPackEncode(packState, packBuf, end, strs.length === 0 ? '' : strs.join(''), reset, o.indentSize, o.delimiter, o.keyFolding, o.flattenDepth)
   } catch (e) {
     forgetKeys()
     // A lone surrogate: the JSON route's normalisation throws the

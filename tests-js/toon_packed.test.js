@@ -192,49 +192,72 @@ function assertTypedError(f, what) {
 test('packed: malformed packed input gives a typed error', () => {
   const state = native.toonPackState()
   const encode = (...args) => native.toonPackEncode(state, ...args)
-  const call = (ops, nums, text, reset = false) =>
-    encode(Int32Array.from(ops), ops.length, Float64Array.from(nums), nums.length, text, reset, 2, 44, false, Infinity)
-  const op = (tag, payload = 0) => (payload << 4) | tag
+  // Ops with each number inline after its number op, as the walk writes
+  // them: an op is an int32 in its slot's first half (`op()` marks them),
+  // a number a double.
+  const call = (slots, text, reset = false) => {
+    const b = new Float64Array(slots.length)
+    const w = new Int32Array(b.buffer)
+    slots.forEach((x, i) => {
+      if (typeof x === 'object') {
+        b[i] = 12345.678 // stale bytes in the other half
+        w[2 * i] = x.op
+      } else b[i] = x
+    })
+    return encode(b, slots.length, text, reset, 2, 44, false, Infinity)
+  }
+  const op = (tag, payload = 0) => ({ op: payload * 16 + tag })
   // Well-formed: {"a": [1, "x"]} with a new key, then the key by id.
-  assert.equal(call([op(6, 1), op(7, 1), op(5, 2), op(3), op(4, 1)], [1], 'ax', true), 'a[2]: 1,x')
-  assert.equal(call([op(6, 1), op(8, 0), op(2)], [], ''), 'a: true')
+  assert.equal(call([op(6, 1), op(7, 1), op(5, 2), op(3), 1, op(4, 1)], 'ax', true), 'a[2]: 1,x')
+  assert.equal(call([op(6, 1), op(8, 0), op(2)], ''), 'a: true')
+  // A number slot may hold any double, an op slot only an op.
+  assert.equal(call([op(5, 3), op(3), -0.5, op(3), NaN, op(3), 2 ** 40 + 0.5], ''), '[3]: -0.5,null,1099511627776.5')
   const cases = {
-    'ops end early': [[op(5, 3), op(0)], [], ''],
-    'count beyond the ops': [[op(5, 2 ** 26)], [], ''],
-    'object count beyond the ops': [[op(6, 1), op(8, 0)], [], ''],
-    'unknown key id': [[op(6, 1), op(8, 999), op(0)], [], ''],
-    'negative op': [[-1], [], ''],
-    'unknown tag': [[op(15)], [], ''],
-    'key where a value goes': [[op(7, 1)], [], 'a'],
-    'value where a key goes': [[op(6, 1), op(0), op(0)], [], ''],
-    'numbers end early': [[op(3)], [], ''],
-    'string beyond the text': [[op(4, 10)], [], 'abc'],
-    'data left over': [[op(0)], [1], 'xyz'],
-    'lone surrogate': [[op(4, 1)], [], '\ud800'],
-    'lone surrogate key': [[op(6, 1), op(7, 1), op(0)], [], '\udc00'],
-    'too deep': [Array.from({ length: 3000 }, (_, i) => (i < 2999 ? op(5, 1) : op(0))), [], ''],
+    'ops end early': [[op(5, 3), op(0)], ''],
+    'count beyond the ops': [[op(5, 2 ** 26)], ''],
+    'object count beyond the ops': [[op(6, 1), op(8, 0)], ''],
+    'unknown key id': [[op(6, 1), op(8, 999), op(0)], ''],
+    'negative op': [[{ op: -16 }], ''],
+    'op beyond int32': [[{ op: 2 ** 31 + 3 }], ''],
+    'unknown tag': [[op(15)], ''],
+    'key where a value goes': [[op(7, 1)], 'a'],
+    'value where a key goes': [[op(6, 1), op(0), op(0)], ''],
+    'number missing': [[op(3)], ''],
+    'string beyond the text': [[op(4, 10)], 'abc'],
+    'ops left over': [[op(0), op(0)], ''],
+    'text left over': [[op(0)], 'xyz'],
+    'lone surrogate': [[op(4, 1)], '\ud800'],
+    'lone surrogate key': [[op(6, 1), op(7, 1), op(0)], '\udc00'],
+    'too deep': [Array.from({ length: 3000 }, (_, i) => (i < 2999 ? op(5, 1) : op(0))), ''],
+    // A number where an op goes reads its first half as the op.
+    'number where an op goes': [[op(5, 2), op(0), 1e300], ''],
   }
-  assertTypedError(() => native.toonPackEncode(1e6, new Int32Array(1), 1, new Float64Array(0), 0, '', false, 2, 44, false, Infinity), 'no such state')
-  for (const [what, [ops, nums, text]] of Object.entries(cases)) {
-    assert.ok(assertTypedError(() => call(ops, nums, text), what), `${what}: no error`)
+  assertTypedError(() => native.toonPackEncode(1e6, new Float64Array(1), 1, '', false, 2, 44, false, Infinity), 'no such state')
+  for (const [what, [slots, text]] of Object.entries(cases)) {
+    assert.ok(assertTypedError(() => call(slots, text), what), `${what}: no error`)
   }
-  // Lengths and counts beyond the arrays handed over.
-  assertTypedError(() => encode(new Int32Array(2), 3, new Float64Array(0), 0, '', false, 2, 44, false, Infinity), 'opCount')
-  assertTypedError(() => encode(new Int32Array(1), 1, new Float64Array(0), 5, '', false, 2, 44, false, Infinity), 'numCount')
-  assertTypedError(() => encode([0], 1, new Float64Array(0), 0, '', false, 2, 44, false, Infinity), 'not a typed array')
+  // Lengths beyond the array handed over, and arrays of the wrong type.
+  assertTypedError(() => encode(new Float64Array(2), 3, '', false, 2, 44, false, Infinity), 'opCount')
+  assertTypedError(() => encode(new Int32Array(1), 1, '', false, 2, 44, false, Infinity), 'an Int32Array')
+  assertTypedError(() => encode([0], 1, '', false, 2, 44, false, Infinity), 'not a typed array')
   // Random input: only typed errors or text.
   const next = lcg(3)
+  const slot = () => {
+    const r = next()
+    if (r < 0.85) return op(Math.floor(next() * 11), Math.floor(next() * (next() < 0.8 ? 4 : 2 ** 27)))
+    if (r < 0.9) return { op: [-1, 2 ** 31 - 1, -(2 ** 31), (next() * 2 ** 32) | 0][Math.floor(next() * 4)] }
+    return [next() * 100, -1, 0.5, NaN, 2 ** 31, -0][Math.floor(next() * 6)]
+  }
   for (let i = 0; i < 20000; i++) {
-    const ops = Array.from({ length: 1 + Math.floor(next() * 12) }, () => op(Math.floor(next() * 11), Math.floor(next() * (next() < 0.8 ? 4 : 2 ** 27))))
-    const nums = Array.from({ length: Math.floor(next() * 3) }, () => next() * 100)
+    const slots = Array.from({ length: 1 + Math.floor(next() * 14) }, slot)
     const text = 'abcdé\ud800'.slice(0, Math.floor(next() * 7))
     const reset = next() < 0.1
     try {
-      assert.equal(typeof call(ops, nums, text, reset), 'string')
+      assert.equal(typeof call(slots, text, reset), 'string')
     } catch (e) {
       assertTypedError(() => {
         throw e
-      }, `random ${i}: ${ops}`)
+      }, `random ${i}: ${slots}`)
     }
   }
 })

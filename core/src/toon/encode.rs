@@ -576,8 +576,9 @@ fn push_f64(out: &mut String, f: f64) {
     // back as it. (Beyond, ECMAScript writes the shortest digits padded with
     // zeros.) `-0` gives `0`; NaN and infinities fail the comparison.
     let i = f as i64;
+    // SAFETY (all three): `push_int` and `push` append ASCII only.
     if i as f64 == f && i.unsigned_abs() < 1 << 53 {
-        push_piece(out, itoa::Buffer::new().format(i));
+        crate::json::push_int(unsafe { out.as_mut_vec() }, i < 0, i.unsigned_abs());
         return;
     }
     if !f.is_finite() {
@@ -585,7 +586,7 @@ fn push_f64(out: &mut String, f: f64) {
     } else if f == 0.0 {
         out.push('0');
     } else if let Some(d) = crate::json::ShortDecimal::of(f) {
-        push_piece(out, d.write(&mut [0u8; 32]));
+        d.push(unsafe { out.as_mut_vec() });
     } else {
         out.push_str(ryu_js::Buffer::new().format_finite(f));
     }
@@ -1040,8 +1041,9 @@ impl Writer<'_> {
             Kind::Null => self.out.push_str("null"),
             Kind::Bool(true) => self.out.push_str("true"),
             Kind::Bool(false) => self.out.push_str("false"),
-            Kind::Int(i) => push_piece(self.out, itoa::Buffer::new().format(*i)),
-            Kind::UInt(u) => push_piece(self.out, itoa::Buffer::new().format(*u)),
+            // SAFETY (both): `push_int` appends ASCII only.
+            Kind::Int(i) => crate::json::push_int(unsafe { self.out.as_mut_vec() }, *i < 0, i.unsigned_abs()),
+            Kind::UInt(u) => crate::json::push_int(unsafe { self.out.as_mut_vec() }, false, *u),
             Kind::Float(f) => push_f64(self.out, *f),
             Kind::BigInt(d) | Kind::Raw(d) => self.out.push_str(d),
             Kind::Str(s) => self.string(s),
