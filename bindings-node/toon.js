@@ -389,7 +389,11 @@ let packState = -1
 // (`packOps32[2 * at]`), a number a double (`packBuf[at]`).
 let packBuf = new Float64Array(2048)
 let packOps32 = new Int32Array(packBuf.buffer)
-let packStrs = []
+// Starts with '' (joined, it adds nothing): an array made with a string
+// holds objects from the start, so the pushes see one array shape (an
+// empty literal changes its elements kind at the first push, and V8 then
+// calls the push builtin rather than inlining it).
+let packStrs = ['']
 const packKeyIds = new Map()
 // Per nesting depth, the first keys of the last object packed there and
 // their ids (siblings mostly share their keys; a string comparison costs
@@ -567,7 +571,7 @@ function forgetKeys() {
 function encodePacked(input, o) {
   if (objectPrototypeEnumerable()) return undefined
   if (packKeyIds.size >= PACK_KEY_CAP) forgetKeys()
-  packStrs = []
+  packStrs = ['']
   packing = true
   let end = -1
   try {
@@ -580,7 +584,7 @@ function encodePacked(input, o) {
     packing = false
   }
   const strs = packStrs
-  packStrs = []
+  packStrs = ['']
   if (end < 0) {
     forgetKeys()
     return undefined
@@ -589,7 +593,7 @@ function encodePacked(input, o) {
   const reset = packReset
   packReset = false
   try {
-    return native.toonPackEncode(packState, packBuf, end, strs.length === 0 ? '' : strs.join(''), reset, o.indentSize, o.delimiter, o.keyFolding, o.flattenDepth)
+    return native.toonPackEncode(packState, packBuf, end, strs.length === 1 ? '' : strs.join(''), reset, o.indentSize, o.delimiter, o.keyFolding, o.flattenDepth)
   } catch (e) {
     forgetKeys()
     // A lone surrogate: the JSON route's normalisation throws the
