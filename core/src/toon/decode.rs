@@ -392,7 +392,51 @@ impl<'a> Reader<'a> {
 /// Index of the first `needle` at or after `from`.
 #[inline]
 fn find_byte(hay: &[u8], from: usize, needle: u8) -> Option<usize> {
-    memchr::memchr(needle, hay.get(from..)?).map(|p| p + from)
+    find2(hay.get(from..)?, needle, needle).map(|p| p + from)
+}
+
+/// How far [`find2`] looks a word at a time before handing over to
+/// `memchr`.
+const SHORT_SEARCH: usize = 32;
+
+/// Index of the first `a` or `b` in `hay`. Lines, keys and cells are
+/// mostly short, and on a few dozen bytes `memchr`'s setup costs more than
+/// the search: the first [`SHORT_SEARCH`] bytes are looked at eight at a
+/// time here (a word XOR the repeated byte has a zero byte where it
+/// matched; the lowest flagged byte of the classic test is a true one).
+#[inline]
+fn find2(hay: &[u8], a: u8, b: u8) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let n = hay.len();
+    if n < 8 {
+        return hay.iter().position(|&c| c == a || c == b);
+    }
+    let (pa, pb) = (ONES * u64::from(a), ONES * u64::from(b));
+    let matches = |at: usize| {
+        let w = hay.get(at..).and_then(<[u8]>::first_chunk::<8>).map_or(0, |c| u64::from_le_bytes(*c));
+        let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+        zero(w ^ pa) | zero(w ^ pb)
+    };
+    let mut i = 0;
+    while i + 8 <= n.min(SHORT_SEARCH) {
+        let m = matches(i);
+        if m != 0 {
+            return Some(i + (m.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    if n <= SHORT_SEARCH {
+        if i == n {
+            return None;
+        }
+        // The last eight bytes, overlapping those already looked at.
+        let j = n - 8;
+        let m = matches(j) & (!0u64 << ((i - j) * 8));
+        return (m != 0).then(|| j + (m.trailing_zeros() / 8) as usize);
+    }
+    let rest = hay.get(i..)?;
+    if a == b { memchr::memchr(a, rest) } else { memchr::memchr2(a, b, rest) }.map(|p| p + i)
 }
 
 // ---------------------------------------------------------------- tokens
@@ -466,7 +510,7 @@ fn find_unquoted(s: &[u8], ch: u8, start: usize) -> Option<usize> {
     debug_assert!(ch != b'"' && ch != b'\\');
     let mut i = start;
     loop {
-        let j = i + memchr::memchr2(ch, b'"', s.get(i..)?)?;
+        let j = i + find2(s.get(i..)?, ch, b'"')?;
         if s.get(j) == Some(&ch) {
             return Some(j);
         }
@@ -479,7 +523,7 @@ fn find_unquoted(s: &[u8], ch: u8, start: usize) -> Option<usize> {
 #[inline]
 fn quoted_end(s: &[u8], mut i: usize) -> Option<usize> {
     loop {
-        let j = i + memchr::memchr2(b'"', b'\\', s.get(i..)?)?;
+        let j = i + find2(s.get(i..)?, b'"', b'\\')?;
         if s.get(j) == Some(&b'"') {
             return Some(j + 1);
         }
@@ -2936,6 +2980,27 @@ mod tests {
         let e = decode_bytes(b"a: 1\nb: x\xffy", &DecodeOptions::default()).unwrap_err();
         assert_eq!((e.code(), e.line(), e.column()), ("TOON_INVALID_UTF8", Some(2), Some(5)));
         assert_eq!(decode_bytes("\u{feff}a: é".as_bytes(), &DecodeOptions::default()).unwrap(), json!({"a": "é"}));
+    }
+
+    #[test]
+    fn find2_matches_naive() {
+        // Every length around the word and hand-over boundaries, the
+        // matches at every place, and bytes with the high bit set.
+        for len in 0..80usize {
+            for at in 0..=len {
+                for (a, b) in [(b':', b'"'), (b'"', b'\\'), (b'\n', b'\n'), (0xC3, b','), (0x80, 0x80)] {
+                    let mut hay: Vec<u8> = (0..len).map(|i| [b'x', 0xA9, b' ', 0x7F, 0x01][i % 5]).collect();
+                    if at < len {
+                        hay[at] = b;
+                        if at + 3 < len {
+                            hay[at + 3] = a;
+                        }
+                    }
+                    let naive = hay.iter().position(|&c| c == a || c == b);
+                    assert_eq!(find2(&hay, a, b), naive, "{len} {at} {a} {b}");
+                }
+            }
+        }
     }
 
     #[test]
