@@ -374,7 +374,7 @@ const P_KEY_NEW = 7
 const P_KEY = 8
 const P_KEY_TEXT = 9
 const P_SHIFT = 4
-/** `1 << P_SHIFT`: an op is `payload * P_UNIT + tag` (not a shift: counts reach 2^27). */
+/** `1 << P_SHIFT`: an op is `payload * P_UNIT + tag`. */
 const P_UNIT = 16
 /** Counts and string lengths must fit an op's payload (int32 ops). */
 const P_MAX = 2 ** 27
@@ -430,9 +430,10 @@ function packGrow(at) {
 // number, or a value op) before each item; a container grows the array
 // itself as its items need and callers then read `packBuf` again.
 
-// One value that is not a string or number in an object (or, with
-// `inArray`, an array). In arrays, undefined, functions and symbols are
-// null, as both JSON.stringify and the reference have them.
+// One value of any kind (the containers' loops write strings and numbers
+// themselves and call this for the rest; the root comes here too). With
+// `inArray`, undefined, functions and symbols are null, as both
+// JSON.stringify and the reference have them in arrays.
 function packOther(item, at, depth, inArray) {
   // Each test a `typeof item === '...'` of its own: V8 compiles that to a
   // check, but calls a builtin for a typeof whose string is kept or switched on.

@@ -576,7 +576,7 @@ fn push_f64(out: &mut String, f: f64) {
     // back as it. (Beyond, ECMAScript writes the shortest digits padded with
     // zeros.) `-0` gives `0`; NaN and infinities fail the comparison.
     let i = f as i64;
-    // SAFETY (all three): `push_int` and `push` append ASCII only.
+    // SAFETY (both): `push_int` and `push` append ASCII only.
     if i as f64 == f && i.unsigned_abs() < 1 << 53 {
         crate::json::push_int(unsafe { out.as_mut_vec() }, i < 0, i.unsigned_abs());
         return;
@@ -1058,7 +1058,8 @@ impl Writer<'_> {
             self.key(k);
         }
         self.out.push('[');
-        self.out.push_str(itoa::Buffer::new().format(n));
+        // SAFETY: `push_int` appends ASCII only.
+        crate::json::push_int(unsafe { self.out.as_mut_vec() }, false, n as u64);
         if keyed {
             self.out.push(':');
         }
