@@ -189,6 +189,49 @@ function assertTypedError(f, what) {
   return null
 }
 
+test('packed: arrays of rows of one shape, and arrays that turn out not to be', async () => {
+  const ref = await reference()
+  // Rows read as a table (pack.rs `table`) unless some row differs; each
+  // case with fresh keys (new to the key table in the first row, so a row
+  // that differs later takes them back) and then again with known keys.
+  const shapes = (k) => {
+    const [a, b, c] = [`${k}a`, `${k}b`, `${k}c`]
+    const row = (i) => ({ [a]: i, [b]: `s${i}`, [c]: i % 2 === 0 })
+    return {
+      table: [row(1), row(2), row(3)],
+      one: [row(1)],
+      lastDiffersInOrder: [row(1), row(2), { [b]: 's', [a]: 1, [c]: true }],
+      lastHasMore: [row(1), row(2), { ...row(3), [`${k}d`]: null }],
+      lastHasFewer: [row(1), { [a]: 1, [b]: 'x' }],
+      lastHasObject: [row(1), row(2), { ...row(3), [c]: { x: 1 } }],
+      lastHasArray: [row(1), { ...row(2), [b]: [1, 2] }],
+      lastHasEmpty: [row(1), { ...row(2), [b]: {} }],
+      newKeyInLast: [row(1), { [a]: 1, [b]: 'x', [`${k}new`]: 2 }],
+      lastNotObject: [row(1), row(2), 3],
+      firstHasObject: [{ ...row(1), [c]: { x: 1 } }, row(2)],
+      emptyRows: [{}, {}],
+      indexKeys: [{ 1: 'a', [a]: 2 }, { 1: 'b', [a]: 3 }],
+      nullsAndStrings: [{ [a]: null, [b]: '' }, { [a]: 'null', [b]: 'a,b' }, { [a]: ' pad ', [b]: '-1' }],
+      wide: [Object.fromEntries(Array.from({ length: 70 }, (_, i) => [`${k}w${i}`, i])), Object.fromEntries(Array.from({ length: 70 }, (_, i) => [`${k}w${i}`, -i]))],
+      inList: [[row(1), row(2)], [row(3)]],
+      firstFieldOfItem: [{ [a]: [row(1), row(2)], [b]: 1 }, 'x'],
+      nestedInRow: [{ [a]: 1, [b]: { [c]: 2 } }, { [a]: 3, [b]: { [c]: 4 } }],
+      keyed: { x: row(1), y: row(2) },
+    }
+  }
+  for (let round = 0; round < 3; round++) {
+    for (const [name, value] of Object.entries(shapes(`r${round}`))) {
+      for (const options of [undefined, { delimiter: '|' }, { delimiter: '\t', indentSize: 4 }]) {
+        for (const again of [1, 2]) {
+          const wrapped = { [`outer${round}`]: { list: value }, after: value, tail: [{ r: round }, { r: again }] }
+          assertLikeReference(ref, value, `${name} round ${round} call ${again} ${JSON.stringify(options)}`, options)
+          assertLikeReference(ref, wrapped, `${name} wrapped round ${round} call ${again} ${JSON.stringify(options)}`, options)
+        }
+      }
+    }
+  }
+})
+
 test('packed: malformed packed input gives a typed error', () => {
   const state = native.toonPackState()
   const encode = (...args) => native.toonPackEncode(state, ...args)
@@ -240,6 +283,24 @@ test('packed: malformed packed input gives a typed error', () => {
   assertTypedError(() => encode(new Float64Array(2), 3, '', false, 2, 44, false, Infinity), 'opCount')
   assertTypedError(() => encode(new Int32Array(1), 1, '', false, 2, 44, false, Infinity), 'an Int32Array')
   assertTypedError(() => encode([0], 1, '', false, 2, 44, false, Infinity), 'not a typed array')
+  // Tables (rows of one shape) with one slot changed: only typed errors or text.
+  const table = [op(5, 3), op(6, 2), op(7, 1), op(3), 1.5, op(7, 1), op(4, 1),
+    op(6, 2), op(8, 0), op(0), op(8, 1), op(4, 2), op(6, 2), op(8, 0), op(2), op(8, 1), op(4, 0)]
+  assert.equal(call(table, 'abcde', true), '[3]{a,b}:\n  1.5,c\n  null,de\n  true,""')
+  const swaps = [op(0), op(3), op(4, 1), op(5, 1), op(6, 1), op(6, 2), op(7, 1), op(8, 0), op(8, 1), op(8, 2), op(9, 1), 2.5]
+  for (let at = 0; at < table.length; at++) {
+    for (const swap of swaps) {
+      const slots = table.slice()
+      slots[at] = swap
+      try {
+        assert.equal(typeof call(slots, 'abcde', true), 'string')
+      } catch (e) {
+        assertTypedError(() => {
+          throw e
+        }, `table slot ${at} -> ${JSON.stringify(swap)}`)
+      }
+    }
+  }
   // Random input: only typed errors or text.
   const next = lcg(3)
   const slot = () => {

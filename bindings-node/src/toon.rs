@@ -51,6 +51,13 @@ enum Node {
     Raw(Span),
     Array { start: usize, len: usize },
     Object { start: usize, len: usize, index_keys: bool },
+    /// An array of objects that all have the same keys in the same order
+    /// (no array index among them) and only primitive values, known as such
+    /// when read (`pack.rs`): an array like [`Node::Array`] (its rows are
+    /// ordinary objects, item ids at `items[start..start + len]`) whose
+    /// rows' values are the nodes `cells..cells + len * cols`, row after
+    /// row, which is what the encoder's `uniform_cells` hands out.
+    Table { start: u32, len: u32, cells: u32, cols: u32 },
 }
 
 /// An object key: a span of the arena's text or (`src`) of the source text.
@@ -69,6 +76,9 @@ struct Arena {
     nodes: Vec<Node>,
     items: Vec<usize>,
     entries: Vec<(Key, usize)>,
+    /// The key ids and keys of the [`Node::Table`] that `pack.rs` reads.
+    table_ids: Vec<usize>,
+    table_keys: Vec<Key>,
     text: String,
     /// With raw strings: the marker key of a raw-string placeholder object
     /// (`{"<key>": index}`) and the raw texts by index.
@@ -663,14 +673,10 @@ impl<'a> ArenaVal<'a> {
     fn key(&self, k: Key) -> &'a str {
         self.arena.key_str(self.src, k)
     }
-}
-
-impl<'a> EncodeValue<'a> for ArenaVal<'a> {
-    type Error = Error;
-
+    /// The [`Kind`] of a node (for a table's cells, without a handle).
     #[inline(always)]
-    fn kind(&self) -> polywire::Result<Kind<'_>> {
-        Ok(match self.node() {
+    fn kind_of(&self, node: Node) -> Kind<'a> {
+        match node {
             Node::Null => Kind::Null,
             Node::Bool(b) => Kind::Bool(b),
             Node::Int(i) => Kind::Int(i),
@@ -680,15 +686,25 @@ impl<'a> EncodeValue<'a> for ArenaVal<'a> {
             Node::Str(s) => Kind::Str(slice(&self.arena.text, s)),
             Node::SrcStr(s) => Kind::Str(slice(self.src, s)),
             Node::Raw(s) => Kind::Raw(slice(&self.arena.text, s)),
-            Node::Array { .. } => Kind::Array,
+            Node::Array { .. } | Node::Table { .. } => Kind::Array,
             Node::Object { .. } => Kind::Object,
-        })
+        }
+    }
+}
+
+impl<'a> EncodeValue<'a> for ArenaVal<'a> {
+    type Error = Error;
+
+    #[inline(always)]
+    fn kind(&self) -> polywire::Result<Kind<'_>> {
+        Ok(self.kind_of(self.node()))
     }
 
     #[inline]
     fn array_len(&self) -> usize {
         match self.node() {
             Node::Array { len, .. } => len,
+            Node::Table { len, .. } => len as usize,
             _ => 0,
         }
     }
@@ -696,6 +712,7 @@ impl<'a> EncodeValue<'a> for ArenaVal<'a> {
     fn array_items(&self) -> impl Iterator<Item = polywire::Result<Self>> + '_ {
         let items: &'a [usize] = match self.node() {
             Node::Array { start, len } => self.arena.items.get(start..start + len).unwrap_or_default(),
+            Node::Table { start, len, .. } => self.arena.items.get(start as usize..start as usize + len as usize).unwrap_or_default(),
             _ => &[],
         };
         items.iter().map(|&id| Ok(self.at(id)))
@@ -715,6 +732,15 @@ impl<'a> EncodeValue<'a> for ArenaVal<'a> {
 
     fn object_get(&self, key: &str) -> polywire::Result<Option<Self>> {
         Ok(self.entries().iter().find(|&&(k, _)| self.key(k) == key).map(|&(_, v)| self.at(v)))
+    }
+
+    fn uniform_cells(&self) -> Option<(usize, impl Iterator<Item = Kind<'_>> + '_)> {
+        let Node::Table { len, cells, cols, .. } = self.node() else {
+            return None;
+        };
+        let start = cells as usize;
+        let nodes = self.arena.nodes.get(start..start + len as usize * cols as usize)?;
+        Some((cols as usize, nodes.iter().map(|&n| self.kind_of(n))))
     }
 
     #[inline]

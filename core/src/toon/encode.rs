@@ -192,6 +192,20 @@ pub trait EncodeValue<'k>: Clone {
         }
         Ok(false)
     }
+
+    /// A fast path for tables, for a walk that knows more than the trait
+    /// asks: when this is an array of objects that all have the same keys in
+    /// the same order (at least one, none an array index) and only
+    /// primitive values, the number of keys and every row's values in
+    /// order, row after row. The encoder then writes such a table from
+    /// these without walking each row (its header still comes from the
+    /// first item's entries). `None`, the default, when not known; the
+    /// encoder then checks the rows itself. The cells must be exactly
+    /// `array_len() * columns` primitives.
+    #[inline]
+    fn uniform_cells(&self) -> Option<(usize, impl Iterator<Item = Kind<'_>> + '_)> {
+        None::<(usize, std::iter::Empty<Kind<'_>>)>
+    }
 }
 
 impl<'a> EncodeValue<'a> for &'a serde_json::Value {
@@ -1186,6 +1200,12 @@ impl Writer<'_> {
         }
         self.header(key, n, Some(&fields), false);
         let row_depth = depth + if list_item { 2 } else { 1 };
+        if let Some((columns, cells)) = arr.uniform_cells() {
+            if columns == fields.len() && fields.iter().all(|f| f.children.is_empty()) {
+                self.uniform_rows(columns, cells, n, row_depth)?;
+                return Ok(true);
+            }
+        }
         let mut rows = 0;
         for row in arr.array_items() {
             let row = row?;
@@ -1236,6 +1256,30 @@ impl Writer<'_> {
             }
         }
         Ok(true)
+    }
+
+    /// The rows of a table whose cells the value gave
+    /// ([`EncodeValue::uniform_cells`]): `n` rows of `columns` primitives.
+    fn uniform_rows<'v>(&mut self, columns: usize, mut cells: impl Iterator<Item = Kind<'v>>, n: usize, row_depth: usize) -> Result<()> {
+        for _ in 0..n {
+            self.line(row_depth);
+            for c in 0..columns {
+                let Some(ref kind) = cells.next() else {
+                    return Err(value_changed());
+                };
+                if !kind.is_primitive() {
+                    return Err(value_changed());
+                }
+                if c > 0 {
+                    self.out.push(self.delim_byte as char);
+                }
+                self.primitive(kind)?;
+            }
+        }
+        if cells.next().is_some() {
+            return Err(value_changed());
+        }
+        Ok(())
     }
 
     /// `entry: v1,v2` rows of a keyed tabular object.
@@ -2110,6 +2154,94 @@ mod tests {
                     .prop_map(|e| serde_json::Value::Object(e.into_iter().collect())),
             ]
         })
+    }
+
+    /// A `serde_json::Value` that offers [`EncodeValue::uniform_cells`] for
+    /// every array it can (as the Node binding's packed reader does).
+    #[derive(Clone, Copy)]
+    struct Uniform<'a>(&'a serde_json::Value);
+
+    impl<'a> EncodeValue<'a> for Uniform<'a> {
+        type Error = Error;
+        fn kind(&self) -> Result<Kind<'_>> {
+            self.0.kind()
+        }
+        fn array_len(&self) -> usize {
+            self.0.array_len()
+        }
+        fn array_items(&self) -> impl Iterator<Item = Result<Self>> + '_ {
+            self.0.as_array().into_iter().flatten().map(|v| Ok(Uniform(v)))
+        }
+        fn object_len(&self) -> usize {
+            self.0.object_len()
+        }
+        fn object_entries(&self) -> impl Iterator<Item = Result<(&'a str, Self)>> + '_ {
+            let map: Option<&'a serde_json::Map<String, serde_json::Value>> = self.0.as_object();
+            map.into_iter().flatten().map(|(k, v)| Ok((k.as_str(), Uniform(v))))
+        }
+        fn object_get(&self, key: &str) -> Result<Option<Self>> {
+            Ok(self.0.as_object().and_then(|m| m.get(key)).map(Uniform))
+        }
+        fn uniform_cells(&self) -> Option<(usize, impl Iterator<Item = Kind<'_>> + '_)> {
+            let rows = self.0.as_array()?;
+            let first = rows.first()?.as_object()?;
+            let uniform = rows.iter().all(|r| {
+                r.as_object().is_some_and(|o| {
+                    o.len() == first.len()
+                        && o.iter().zip(first.keys()).all(|((k, v), f)| k == f && !v.is_array() && !v.is_object())
+                })
+            });
+            if first.is_empty() || first.keys().any(|k| array_index(k).is_some()) || !uniform {
+                return None;
+            }
+            let cells = rows.iter().flat_map(|r| r.as_object().into_iter().flatten()).map(|(_, v)| match v {
+                serde_json::Value::Bool(b) => Kind::Bool(*b),
+                serde_json::Value::Number(n) => n.as_i64().map_or(Kind::Float(n.as_f64().unwrap_or(f64::NAN)), Kind::Int),
+                serde_json::Value::String(s) => Kind::Str(s),
+                _ => Kind::Null,
+            });
+            Some((first.len(), cells))
+        }
+    }
+
+    fn arb_rows() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        let cell = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::Bool),
+            any::<i32>().prop_map(|i| json!(i)),
+            any::<f64>().prop_map(|f| json!(f)),
+            "[ a1:,|\"\t-]{0,4}".prop_map(serde_json::Value::String),
+            Just(json!({})),
+            Just(json!([1])),
+        ];
+        let keys = proptest::sample::subsequence(vec!["a", "b", "1", "c d", ""], 0..4);
+        (keys, proptest::collection::vec(proptest::collection::vec(cell, 4), 0..4), 0usize..4).prop_map(|(keys, rows, context)| {
+            let rows: Vec<serde_json::Value> = rows
+                .into_iter()
+                .map(|cells| serde_json::Value::Object(keys.iter().zip(cells).map(|(k, v)| (k.to_string(), v)).collect()))
+                .collect();
+            let table = serde_json::Value::Array(rows);
+            match context {
+                0 => table,
+                1 => json!({"t": table, "n": 1}),
+                2 => json!([table, 1]),
+                _ => json!([{"first": table, "then": 2}]),
+            }
+        })
+    }
+
+    proptest::proptest! {
+        /// Tables written from `uniform_cells` are the tables the rows give.
+        #[test]
+        fn uniform_cells_write_what_the_rows_do(v in arb_rows(), pipe in proptest::bool::ANY, folding in proptest::bool::ANY) {
+            let opts = EncodeOptions {
+                delimiter: if pipe { Delimiter::Pipe } else { Delimiter::Comma },
+                key_folding: if folding { KeyFolding::Safe } else { KeyFolding::Off },
+                ..EncodeOptions::default()
+            };
+            proptest::prop_assert_eq!(encode(&Uniform(&v), &opts), encode_value(&v, &opts));
+        }
     }
 
     proptest::proptest! {
