@@ -136,6 +136,9 @@ pub fn write_f64(out: &mut Vec<u8>, f: f64) {
         out.extend_from_slice(b"null");
         return;
     }
+    if push_small_number(out, f) {
+        return;
+    }
     if f == 0.0 {
         out.push(b'0');
         return;
@@ -146,6 +149,94 @@ pub fn write_f64(out: &mut Vec<u8>, f: f64) {
     }
     let mut buf = ryu_js::Buffer::new();
     out.extend_from_slice(buf.format_finite(f).as_bytes());
+}
+
+/// Appends `f` in ECMAScript form when it is one of the numbers most data
+/// holds: an integer of magnitude below 10^8 (`-0` as `0`), or a decimal
+/// with one to four fraction digits and an integer part below 10^8 (as
+/// [`ShortDecimal`], which says why its digits are its ECMAScript form).
+/// False, with nothing written, for any other number.
+///
+/// Why not [`push_int`] and [`ShortDecimal`]: their loops and branches on
+/// the digit count and the fraction's length mispredict on columns whose
+/// lengths vary. Here the digits go in fixed four-digit groups, the
+/// lengths only choosing a shift and how far the length moves: a quarter
+/// less time than those on the benchmark's analytics numbers.
+#[inline]
+pub(crate) fn push_small_number(out: &mut Vec<u8>, f: f64) -> bool {
+    let i = f as i64;
+    if i as f64 == f && i.unsigned_abs() < 100_000_000 {
+        out.reserve(9);
+        // SAFETY: 9 bytes are reserved: the sign and at most 8 from
+        // `put_small`; the length covers only the digits written.
+        unsafe {
+            let start = out.as_mut_ptr().add(out.len());
+            *start = b'-';
+            let negative = usize::from(i < 0);
+            let len = put_small(start.add(negative), i.unsigned_abs());
+            out.set_len(out.len() + negative + len);
+        }
+        return true;
+    }
+    let a = f.abs();
+    // Below 10^8 < 2^36, so `ShortDecimal::of`'s reasoning holds (NaN fails).
+    if !(a > 0.0 && a < 100_000_000.0) {
+        return false;
+    }
+    let digits = (a * 10_000.0 + 0.5) as i64;
+    // (An `i64` converts to a double in one instruction, a `u64` not.)
+    if digits as f64 / 10_000.0 != a {
+        return false;
+    }
+    let (int, frac) = (digits as u64 / 10_000, (digits % 10_000) as usize);
+    // Not 0: an integer was written above.
+    debug_assert!(frac != 0);
+    // The fraction's trailing zeros, dropped by writing less of it.
+    let zeros = usize::from(frac % 10 == 0) + usize::from(frac % 100 == 0) + usize::from(frac % 1_000 == 0);
+    out.reserve(16);
+    // SAFETY: 16 bytes are reserved; at most 1 + 8 + 1 + 4 are written, and
+    // the length covers only the text.
+    unsafe {
+        let start = out.as_mut_ptr().add(out.len());
+        *start = b'-';
+        let p = start.add(usize::from(f < 0.0));
+        let int_len = put_small(p, int);
+        let dot = p.add(int_len);
+        *dot = b'.';
+        std::ptr::write_unaligned(dot.add(1) as *mut u32, four_digits(frac));
+        let end = dot.add(5 - zeros);
+        out.set_len(out.len() + end.offset_from(start) as usize);
+    }
+    true
+}
+
+/// The four digits of `n` < 10^4, zero-padded, as the bytes of a
+/// little-endian `u32` (the first digit lowest).
+#[inline(always)]
+fn four_digits(n: usize) -> u32 {
+    let (hi, lo) = (n / 100 * 2, n % 100 * 2);
+    u32::from(DIGIT_PAIRS[hi]) | u32::from(DIGIT_PAIRS[hi + 1]) << 8 | u32::from(DIGIT_PAIRS[lo]) << 16 | u32::from(DIGIT_PAIRS[lo + 1]) << 24
+}
+
+/// Writes the digits of `n` < 10^8 at `p`; their count. Writes 8 bytes
+/// (unaligned) whatever the count: `p` must have that much room.
+#[inline(always)]
+unsafe fn put_small(p: *mut u8, n: u64) -> usize {
+    debug_assert!(n < 100_000_000);
+    let lead_len = |n: usize| 1 + usize::from(n >= 10) + usize::from(n >= 100) + usize::from(n >= 1_000);
+    if n < 10_000 {
+        let n = n as usize;
+        let len = lead_len(n);
+        // The leading zeros shifted out.
+        std::ptr::write_unaligned(p as *mut u64, u64::from(four_digits(n) >> (8 * (4 - len))));
+        len
+    } else {
+        let (hi, lo) = ((n / 10_000) as usize, (n % 10_000) as usize);
+        let len = lead_len(hi);
+        let v = u64::from(four_digits(hi) >> (8 * (4 - len))) | u64::from(four_digits(lo)) << (8 * len);
+        std::ptr::write_unaligned(p as *mut u64, v);
+        len + 4
+    }
 }
 
 /// A double that is a decimal with at most four fractional digits (money,
@@ -344,14 +435,48 @@ mod find_special_tests {
 
 #[cfg(test)]
 mod short_decimal_tests {
-    use super::ShortDecimal;
+    use super::{push_small_number, ShortDecimal};
 
+    /// Whichever of the short paths answers agrees with ryu-js; `-0` is `0`.
     fn check(f: f64) {
-        let expected = ryu_js::Buffer::new().format_finite(f).to_owned();
-        if let Some(d) = ShortDecimal::of(f) {
-            let mut out = b"x".to_vec();
-            d.push(&mut out);
-            assert_eq!(std::str::from_utf8(&out[1..]).unwrap(), expected, "{f:e} ({:#x})", f.to_bits());
+        let expected = if f == 0.0 { "0".to_owned() } else { ryu_js::Buffer::new().format_finite(f).to_owned() };
+        if f != 0.0 {
+            if let Some(d) = ShortDecimal::of(f) {
+                let mut out = b"x".to_vec();
+                d.push(&mut out);
+                assert_eq!(std::str::from_utf8(&out[1..]).unwrap(), expected, "{f:e} ({:#x})", f.to_bits());
+            }
+        }
+        // After other text, and with spare capacity of every size (the
+        // unaligned writes reach past the text).
+        for spare in [0, 1, 7, 15] {
+            let mut out = Vec::with_capacity(3 + spare);
+            out.extend_from_slice(b"x,y");
+            if push_small_number(&mut out, f) {
+                assert_eq!(std::str::from_utf8(&out[3..]).unwrap(), expected, "{f:e} ({:#x})", f.to_bits());
+            } else {
+                assert_eq!(out, b"x,y", "{f:e}: nothing written when it declines");
+            }
+        }
+    }
+
+    #[test]
+    fn small_numbers_take_the_small_path() {
+        let mut cases = vec![0.0, -0.0, 1.0, -1.0, 9.0, 10.0, 99_999_999.0, -99_999_999.0, 0.5, 0.0001, 9_999.9999, 99_999_999.9999];
+        for digits in 1..=8 {
+            let p = 10f64.powi(digits);
+            cases.extend([p - 1.0, p / 10.0, p - 0.5, p / 10.0 + 0.25, -(p - 0.0001)]);
+        }
+        for f in cases {
+            let mut out = Vec::new();
+            assert!(push_small_number(&mut out, f), "{f}");
+            check(f);
+        }
+        for f in [100_000_000.0, 1e8 + 0.5, 0.00005, 0.1 + 0.2, 1e-7, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 5e-324] {
+            assert!(!push_small_number(&mut Vec::new(), f), "{f}");
+            if f.is_finite() {
+                check(f);
+            }
         }
     }
 
@@ -386,6 +511,11 @@ mod short_decimal_tests {
         fn decimals_match_ryu_js(m in 0u64..100_000_000_000_000, scale in 0u32..7, step in -2i64..3) {
             let f = m as f64 / 10f64.powi(scale as i32);
             check(f64::from_bits((f.to_bits() as i64 + step).max(0) as u64));
+        }
+
+        #[test]
+        fn integers_match_ryu_js(i in -200_000_000i64..200_000_000) {
+            check(i as f64);
         }
 
         #[test]

@@ -585,12 +585,15 @@ fn push_quoted(out: &mut String, s: &str) {
 /// ECMAScript Number-to-string, after the reference's normalisation
 /// (`-0` -> `0`, NaN and infinities -> `null`).
 fn push_f64(out: &mut String, f: f64) {
-    // Integers below 2^53 in magnitude (most numbers) are their digits: a
-    // double that far from zero names one integer, so no shorter form reads
-    // back as it. (Beyond, ECMAScript writes the shortest digits padded with
-    // zeros.) `-0` gives `0`; NaN and infinities fail the comparison.
+    // SAFETY (all): `push_small_number`, `push_int` and `push` append ASCII only.
+    if crate::json::push_small_number(unsafe { out.as_mut_vec() }, f) {
+        return;
+    }
+    // Integers below 2^53 in magnitude are their digits: a double that far
+    // from zero names one integer, so no shorter form reads back as it.
+    // (Beyond, ECMAScript writes the shortest digits padded with zeros.)
+    // NaN and infinities fail the comparison.
     let i = f as i64;
-    // SAFETY (both): `push_int` and `push` append ASCII only.
     if i as f64 == f && i.unsigned_abs() < 1 << 53 {
         crate::json::push_int(unsafe { out.as_mut_vec() }, i < 0, i.unsigned_abs());
         return;
