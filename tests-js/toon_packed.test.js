@@ -232,6 +232,29 @@ test('packed: arrays of rows of one shape, and arrays that turn out not to be', 
   }
 })
 
+test('packed: a table nested near the depth limit, whose rows the encoder walks after all', async () => {
+  // Read as a table, its rows written ahead; near the limit the encoder
+  // does not write it as a table and walks its rows instead, and the value
+  // is then read again without tables (pack.rs `TABLE_UNREAD`).
+  const ref = await reference()
+  const rows = [{ x: 1, y: 'a b' }, { x: 2.5, y: '' }, { x: null, y: 'c' }]
+  let tested = 0
+  for (let depth = 1000; depth < 1030; depth++) {
+    let value = { t: rows, n: [rows, rows] }
+    for (let i = 0; i < depth; i++) value = { d: value }
+    const expected = outcome(() => ref.encode(value))
+    const actual = outcome(() => toon.encode(value))
+    if (actual.error) {
+      assert.equal(actual.error.code, 'TOON_TOO_DEEP', `depth ${depth}: ${actual.error.stack}`)
+      continue
+    }
+    assert.equal(actual.value, expected.value, `depth ${depth}`)
+    assert.equal(toon.encode({ after: rows }), ref.encode({ after: rows }), `after depth ${depth}`)
+    tested++
+  }
+  assert.ok(tested >= 10, `${tested} depths encoded`)
+})
+
 test('packed: malformed packed input gives a typed error', () => {
   const state = native.toonPackState()
   const encode = (...args) => native.toonPackEncode(state, ...args)

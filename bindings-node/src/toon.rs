@@ -18,7 +18,7 @@ use napi::sys;
 use napi_derive::napi;
 use polywire::json::{self, array_index, Builder, QuickNumber};
 use polywire::toon::decode::{decode_events, decode_with, DecodeOptions, Event, ExpandPaths, Input, Primitive, Progress};
-use polywire::toon::encode::{encode_into, EncodeOptions, EncodeValue, Kind, KeyFolding, MAX_DEPTH};
+use polywire::toon::encode::{encode_into, EncodeOptions, EncodeValue, Kind, KeyFolding, RenderedTable, MAX_DEPTH};
 use polywire::toon::Delimiter;
 use polywire::{Error, Format};
 use std::vec::Drain;
@@ -53,11 +53,19 @@ enum Node {
     Object { start: usize, len: usize, index_keys: bool },
     /// An array of objects that all have the same keys in the same order
     /// (no array index among them) and only primitive values, known as such
-    /// when read (`pack.rs`): an array like [`Node::Array`] (its rows are
-    /// ordinary objects, item ids at `items[start..start + len]`) whose
-    /// rows' values are the nodes `cells..cells + len * cols`, row after
-    /// row, which is what the encoder's `uniform_cells` hands out.
-    Table { start: u32, len: u32, cells: u32, cols: u32 },
+    /// when read (`pack.rs`), and its rows written then: an array like
+    /// [`Node::Array`] (item ids at `items[start..start + len]`) of `cols`
+    /// columns whose rows are `arena.table_text[text..]` up to the ends
+    /// `arena.row_ends[ends..ends + len]` (relative to `text`), what the
+    /// encoder's `rendered_table` hands out. Only the first row is an
+    /// ordinary object; the others have its keys, each holding
+    /// [`Node::Unread`].
+    Table { start: u32, len: u32, cols: u32, text: u32, ends: u32 },
+    /// A cell of a [`Node::Table`] row after the first, which was written
+    /// but not kept: the encoder only reads one when it walks the rows
+    /// after all, and then fails with `TOON_TABLE_UNREAD` (`pack.rs` then
+    /// reads the value again without tables).
+    Unread,
 }
 
 /// An object key: a span of the arena's text or (`src`) of the source text.
@@ -76,9 +84,13 @@ struct Arena {
     nodes: Vec<Node>,
     items: Vec<usize>,
     entries: Vec<(Key, usize)>,
-    /// The key ids and keys of the [`Node::Table`] that `pack.rs` reads.
+    /// The key ids of the [`Node::Table`] that `pack.rs` reads.
     table_ids: Vec<usize>,
-    table_keys: Vec<Key>,
+    /// The rows of the [`Node::Table`]s, written, and where each ends.
+    table_text: String,
+    row_ends: Vec<u32>,
+    /// The delimiter the rows were written with.
+    table_delimiter: Delimiter,
     text: String,
     /// With raw strings: the marker key of a raw-string placeholder object
     /// (`{"<key>": index}`) and the raw texts by index.
@@ -164,11 +176,24 @@ impl Arena {
         }
     }
 
+    /// Empty but for the first `text` bytes of the text (the packed
+    /// route's strings, converted before reading).
+    fn reset_to(&mut self, text: usize) {
+        self.nodes.clear();
+        self.items.clear();
+        self.entries.clear();
+        self.text.truncate(text);
+        self.table_text.clear();
+        self.row_ends.clear();
+    }
+
     fn reset(&mut self) {
         self.nodes.clear();
         self.items.clear();
         self.entries.clear();
         self.text.clear();
+        self.table_text.clear();
+        self.row_ends.clear();
         self.raw_key = None;
         self.raws.clear();
     }
@@ -688,6 +713,8 @@ impl<'a> ArenaVal<'a> {
             Node::Raw(s) => Kind::Raw(slice(&self.arena.text, s)),
             Node::Array { .. } | Node::Table { .. } => Kind::Array,
             Node::Object { .. } => Kind::Object,
+            // Not reached: `kind` answers for it.
+            Node::Unread => Kind::Null,
         }
     }
 }
@@ -697,7 +724,10 @@ impl<'a> EncodeValue<'a> for ArenaVal<'a> {
 
     #[inline(always)]
     fn kind(&self) -> polywire::Result<Kind<'_>> {
-        Ok(self.kind_of(self.node()))
+        match self.node() {
+            Node::Unread => Err(table_unread()),
+            node => Ok(self.kind_of(node)),
+        }
     }
 
     #[inline]
@@ -734,13 +764,17 @@ impl<'a> EncodeValue<'a> for ArenaVal<'a> {
         Ok(self.entries().iter().find(|&&(k, _)| self.key(k) == key).map(|&(_, v)| self.at(v)))
     }
 
-    fn uniform_cells(&self) -> Option<(usize, impl Iterator<Item = Kind<'_>> + '_)> {
-        let Node::Table { len, cells, cols, .. } = self.node() else {
+    fn rendered_table(&self) -> Option<RenderedTable<'_>> {
+        let Node::Table { len, cols, text, ends, .. } = self.node() else {
             return None;
         };
-        let start = cells as usize;
-        let nodes = self.arena.nodes.get(start..start + len as usize * cols as usize)?;
-        Some((cols as usize, nodes.iter().map(|&n| self.kind_of(n))))
+        let (len, ends) = (len as usize, ends as usize);
+        Some(RenderedTable {
+            columns: cols as usize,
+            delimiter: self.arena.table_delimiter,
+            text: self.arena.table_text.get(text as usize..)?,
+            row_ends: self.arena.row_ends.get(ends..ends + len)?,
+        })
     }
 
     #[inline]
@@ -1264,6 +1298,15 @@ fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
         Err(_) => f(&mut Scratch::default()),
     })
 }
+
+/// A [`Node::Unread`] cell was asked for.
+#[cold]
+fn table_unread() -> Error {
+    Error::new(Format::Toon, TABLE_UNREAD, "expected a table's rows to be written as read (the value is read again)")
+}
+
+/// The code of [`table_unread`].
+const TABLE_UNREAD: &str = "TOON_TABLE_UNREAD";
 
 #[cold]
 fn napi_status(what: &str) -> napi::Error<crate::errors::Code> {

@@ -36,13 +36,13 @@
 //! lengths against the table and the text, nesting depth), so malformed
 //! arrays give `TOON_PACKED`, never a panic or an allocation ahead of data.
 
-use super::{encode_options, json_too_deep, make_string, read_utf16, slice, utf16_push_utf8, utf16_to_utf8, with_scratch, Arena, ArenaDoc, ArenaVal, Key, Node, Span};
+use super::{encode_options, json_too_deep, make_string, read_utf16, slice, utf16_push_utf8, utf16_to_utf8, with_scratch, Arena, ArenaDoc, ArenaVal, Key, Node, Span, TABLE_UNREAD};
 use crate::errors::{invalid_arg, IntoNapi, Result};
 use napi::bindgen_prelude::*;
 use napi::sys;
 use napi_derive::napi;
 use polywire::json::array_index;
-use polywire::toon::encode::{encode_into, MAX_DEPTH};
+use polywire::toon::encode::{encode_into, CellWriter, MAX_DEPTH};
 use polywire::{Error, Format};
 
 pub(super) const P_NULL: i32 = 0;
@@ -164,16 +164,34 @@ pub fn pack_encode<'env>(
                 // SAFETY: `utf16_to_utf8` writes well-formed UTF-8 only.
                 utf16_to_utf8(wide, unsafe { arena.text.as_mut_vec() });
             }
-            let mut r = PackReader { ops, pos: 0, text: wide, at: 0, ascii, table: &mut this.table, arena };
-            let root = r.value(0);
-            let ended = r.pos == ops.len() && r.at == r.text.len();
-            let root = root.napi()?;
-            if !ended {
-                return Err(malformed(ops.len(), "data left over")).napi();
-            }
+            arena.table_delimiter = opts.delimiter;
+            let marks = (arena.text.len(), this.table.keys.len(), this.table.text.len());
             let mut out = String::from_utf8(std::mem::take(output)).unwrap_or_default();
-            let doc = ArenaDoc { arena, src: &this.table.text };
-            let r = encode_into(&ArenaVal { doc: &doc, id: root }, &opts, &mut out).napi();
+            let mut tables = true;
+            let r = loop {
+                let mut r = PackReader { ops, pos: 0, text: wide, at: 0, ascii, tables, table: &mut this.table, arena };
+                let root = r.value(0, true);
+                let ended = r.pos == ops.len() && r.at == r.text.len();
+                let root = root.napi()?;
+                if !ended {
+                    return Err(malformed(ops.len(), "data left over")).napi();
+                }
+                let doc = ArenaDoc { arena, src: &this.table.text };
+                let r = encode_into(&ArenaVal { doc: &doc, id: root }, &opts, &mut out);
+                match r {
+                    // The encoder walked a table's rows after all (a table
+                    // nested near the depth limit): read again without
+                    // tables, from where the text was converted.
+                    Err(e) if tables && e.code() == TABLE_UNREAD => {
+                        tables = false;
+                        out.clear();
+                        arena.reset_to(marks.0);
+                        this.table.keys.truncate(marks.1);
+                        this.table.text.truncate(marks.2);
+                    }
+                    r => break r.napi(),
+                }
+            };
             let made = r.and_then(|()| unsafe { make_string(env, &out, wide) });
             *output = out.into_bytes();
             made
@@ -190,6 +208,8 @@ struct PackReader<'a> {
     /// Whether the text is all ASCII: the arena's text then holds all of
     /// it, converted at once, and a string is a span of it where it lies.
     ascii: bool,
+    /// Whether arrays of rows are read as [`Node::Table`]s.
+    tables: bool,
     table: &'a mut KeyTable,
     arena: &'a mut Arena,
 }
@@ -279,7 +299,10 @@ impl PackReader<'_> {
         Ok((at, op & ((1 << P_SHIFT) - 1), (op >> P_SHIFT) as usize))
     }
 
-    fn value(&mut self, depth: usize) -> polywire::Result<usize> {
+    /// The next value; an array as a [`Node::Table`] where it can be one and
+    /// `table_ok` (the encoder writes arrays that are items of arrays as
+    /// lists, walking their rows).
+    fn value(&mut self, depth: usize, table_ok: bool) -> polywire::Result<usize> {
         let (at, tag, payload) = self.next_op()?;
         let node = match tag {
             P_NULL => Node::Null,
@@ -291,7 +314,7 @@ impl PackReader<'_> {
                 Node::Float(f)
             }
             P_STR => Node::Str(self.string(payload, at)?),
-            P_ARR => return self.array(payload, depth, at),
+            P_ARR => return self.array(payload, depth, at, table_ok),
             P_OBJ => return self.object(payload, depth, at),
             _ => return Err(malformed(at, "expected a value")),
         };
@@ -316,10 +339,10 @@ impl PackReader<'_> {
     // contiguous even though nested containers append theirs meanwhile.
 
     #[inline(never)]
-    fn array(&mut self, n: usize, depth: usize, at: usize) -> polywire::Result<usize> {
+    fn array(&mut self, n: usize, depth: usize, at: usize, table_ok: bool) -> polywire::Result<usize> {
         self.check_count(n, 1, depth, at)?;
         // Rows are objects one level deeper (as `object` checks).
-        if depth + 1 < MAX_DEPTH {
+        if table_ok && self.tables && depth + 1 < MAX_DEPTH {
             if let Some(id) = self.table(n) {
                 return Ok(id);
             }
@@ -327,7 +350,7 @@ impl PackReader<'_> {
         let start = self.arena.items.len();
         self.arena.items.resize(start + n, 0);
         for i in start..start + n {
-            let v = self.value(depth + 1)?;
+            let v = self.value(depth + 1, false)?;
             self.arena.items[i] = v;
         }
         Ok(self.arena.push(Node::Array { start, len: n }))
@@ -336,18 +359,23 @@ impl PackReader<'_> {
     /// An array of `n` items read as a [`Node::Table`] when they are rows
     /// of one shape: objects with the same table keys (at most
     /// [`TABLE_MAX_COLS`], at least one, none an array index) in the same
-    /// order, holding primitives only. Most arrays of objects are, and the
-    /// encoder then writes them from the cells alone
-    /// ([`EncodeValue::uniform_cells`]) rather than matching each row's
-    /// entries to the header: on 2,000 analytics rows this took 27% off the
-    /// instructions of an encode here. `None` otherwise: at once when the
-    /// first row does not fit (its ops are looked at first), else with
-    /// everything read for it taken back (also the keys the table gained),
-    /// so the items are read one by one as usual: at worst an array is read
-    /// twice, never more (its nested containers are not tried here).
-    /// Malformed ops also give `None`: the usual reading then reports them.
+    /// order, holding primitives only. Most arrays of objects are, and
+    /// their rows are then written here as they are read
+    /// ([`EncodeValue::rendered_table`]): no node per cell, no entries per
+    /// row, and the encoder copies the rows rather than matching each row's
+    /// entries to the header. On 2,000 analytics rows this took a fifth off
+    /// the time spent here (235 to 186 µs; cells as nodes, handed to the
+    /// encoder one by one, had already taken 27% off the instructions of
+    /// reading every row as objects). Items of arrays are not tried: the
+    /// encoder writes those as lists. `None` otherwise: at once when the
+    /// first row does not fit
+    /// (its ops are looked at first), else with everything read for it
+    /// taken back (also the keys the table gained), so the items are read
+    /// one by one as usual: at worst an array is read twice, never more
+    /// (its nested containers are not tried here). Malformed ops also give
+    /// `None`: the usual reading then reports them.
     ///
-    /// [`EncodeValue::uniform_cells`]: polywire::toon::encode::EncodeValue::uniform_cells
+    /// [`EncodeValue::rendered_table`]: polywire::toon::encode::EncodeValue::rendered_table
     #[inline(never)]
     fn table(&mut self, n: usize) -> Option<usize> {
         if n == 0 {
@@ -377,47 +405,57 @@ impl PackReader<'_> {
                 _ => return None,
             };
         }
-        let cells = self.arena.nodes.len();
-        // Node ids and positions are u32 in a table's nodes.
-        if cells + n * (cols + 1) + 1 > u32::MAX as usize || self.arena.items.len() + n > u32::MAX as usize {
+        let arena = &*self.arena;
+        // Node ids, positions and row ends are u32 in a table's node.
+        let (cells, text) = (arena.nodes.len(), arena.table_text.len());
+        if cells + cols + n + 2 > u32::MAX as usize
+            || arena.items.len() + n > u32::MAX as usize
+            || arena.row_ends.len() + n > u32::MAX as usize
+            || text > u32::MAX as usize
+        {
             return None;
         }
-        let mark = (self.pos, self.at, self.arena.text.len(), self.table.keys.len(), self.table.text.len());
+        let ends = arena.row_ends.len();
+        let mark = (self.pos, self.at, arena.text.len(), self.table.keys.len(), self.table.text.len());
         let mut ids = std::mem::take(&mut self.arena.table_ids);
         ids.clear();
-        let read = self.table_cells(n, cols, &mut ids);
+        let read = self.table_rows(n, cols, &mut ids);
         self.arena.table_ids = ids;
         if !matches!(read, Ok(true)) {
             (self.pos, self.at) = (mark.0, mark.1);
             self.arena.nodes.truncate(cells);
             self.arena.text.truncate(mark.2);
+            self.arena.table_text.truncate(text);
+            self.arena.row_ends.truncate(ends);
             self.table.keys.truncate(mark.3);
             self.table.text.truncate(mark.4);
             return None;
         }
-        // The rows as objects (the encoder reads their entries where it
-        // does not take the table as a whole), their values the cells.
-        let Arena { nodes, entries, table_ids, table_keys, .. } = &mut *self.arena;
-        table_keys.clear();
+        // The first row as an object of the cells read (the encoder takes
+        // the header from it), the others with its keys and unread values.
+        let Arena { nodes, entries, items, table_ids, .. } = &mut *self.arena;
         // (Every id is in the table: `key` read it.)
-        let key = |id: usize| self.table.keys.get(id).map_or(Span { start: 0, len: 0 }, |&(span, _)| span);
-        table_keys.extend(table_ids.iter().map(|&id| Key { span: key(id), src: true }));
+        let key = |id: usize| Key { span: self.table.keys.get(id).map_or(Span { start: 0, len: 0 }, |&(span, _)| span), src: true };
+        let first = entries.len();
+        entries.extend(table_ids.iter().enumerate().map(|(c, &id)| (key(id), cells + c)));
+        let unread = nodes.len();
+        nodes.push(Node::Unread);
+        let rest = entries.len();
+        entries.extend(table_ids.iter().map(|&id| (key(id), unread)));
         let rows = nodes.len();
-        for r in 0..n {
-            let start = entries.len();
-            let cell = cells + r * cols;
-            entries.extend(table_keys.iter().enumerate().map(|(c, &k)| (k, cell + c)));
-            nodes.push(Node::Object { start, len: cols, index_keys: false });
-        }
-        let start = self.arena.items.len();
-        self.arena.items.extend(rows..rows + n);
-        Some(self.arena.push(Node::Table { start: start as u32, len: n as u32, cells: cells as u32, cols: cols as u32 }))
+        nodes.push(Node::Object { start: first, len: cols, index_keys: false });
+        nodes.extend((1..n).map(|_| Node::Object { start: rest, len: cols, index_keys: false }));
+        let start = items.len();
+        items.extend(rows..rows + n);
+        Some(self.arena.push(Node::Table { start: start as u32, len: n as u32, cols: cols as u32, text: text as u32, ends: ends as u32 }))
     }
 
-    /// The cells of [`PackReader::table`]'s rows as nodes, row after row,
-    /// and in `ids` (empty) the first row's key ids; false at the first op that
-    /// does not fit.
-    fn table_cells(&mut self, n: usize, cols: usize, ids: &mut Vec<usize>) -> polywire::Result<bool> {
+    /// The rows of [`PackReader::table`], written to the arena's table text
+    /// (each row's end noted), the first row's cells also as nodes, and in
+    /// `ids` (empty) its key ids; false at the first op that does not fit.
+    fn table_rows(&mut self, n: usize, cols: usize, ids: &mut Vec<usize>) -> polywire::Result<bool> {
+        let cells = CellWriter::new(self.arena.table_delimiter);
+        let base = self.arena.table_text.len();
         for r in 0..n {
             let (_, tag, payload) = self.next_op()?;
             if tag != P_OBJ || payload != cols {
@@ -442,21 +480,53 @@ impl PackReader<'_> {
                         return Ok(false);
                     }
                 }
+                if c > 0 {
+                    cells.delimit(&mut self.arena.table_text);
+                }
                 let (at, tag, payload) = self.next_op()?;
+                let out = &mut self.arena.table_text;
                 let node = match tag {
-                    P_NULL => Node::Null,
-                    P_FALSE => Node::Bool(false),
-                    P_TRUE => Node::Bool(true),
+                    P_NULL => {
+                        out.push_str("null");
+                        Node::Null
+                    }
+                    P_FALSE => {
+                        out.push_str("false");
+                        Node::Bool(false)
+                    }
+                    P_TRUE => {
+                        out.push_str("true");
+                        Node::Bool(true)
+                    }
                     P_NUM => {
                         let &f = self.ops.get(self.pos).ok_or_else(|| malformed(at, "ops end before the number"))?;
                         self.pos += 1;
+                        cells.number(out, f);
                         Node::Float(f)
                     }
-                    P_STR => Node::Str(self.string(payload, at)?),
+                    P_STR => {
+                        let mark = self.arena.text.len();
+                        let span = self.string(payload, at)?;
+                        let Arena { text, table_text, .. } = &mut *self.arena;
+                        cells.string(table_text, slice(text, span));
+                        // Only the first row's strings are kept (the others
+                        // were appended only when the text is not ASCII).
+                        if r > 0 {
+                            text.truncate(mark);
+                        }
+                        Node::Str(span)
+                    }
                     _ => return Ok(false),
                 };
-                self.arena.nodes.push(node);
+                if r == 0 {
+                    self.arena.nodes.push(node);
+                }
             }
+            let end = self.arena.table_text.len() - base;
+            if end > u32::MAX as usize {
+                return Ok(false);
+            }
+            self.arena.row_ends.push(end as u32);
         }
         Ok(true)
     }
@@ -471,7 +541,7 @@ impl PackReader<'_> {
         for i in start..start + n {
             let (key, index) = self.key()?;
             index_keys |= index;
-            let v = self.value(depth + 1)?;
+            let v = self.value(depth + 1, true)?;
             self.arena.entries[i] = (key, v);
         }
         Ok(self.arena.push(Node::Object { start, len: n, index_keys }))

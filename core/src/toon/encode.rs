@@ -193,18 +193,76 @@ pub trait EncodeValue<'k>: Clone {
         Ok(false)
     }
 
-    /// A fast path for tables, for a walk that knows more than the trait
-    /// asks: when this is an array of objects that all have the same keys in
-    /// the same order (at least one, none an array index) and only
-    /// primitive values, the number of keys and every row's values in
-    /// order, row after row. The encoder then writes such a table from
-    /// these without walking each row (its header still comes from the
-    /// first item's entries). `None`, the default, when not known; the
-    /// encoder then checks the rows itself. The cells must be exactly
-    /// `array_len() * columns` primitives.
+    /// A fast path for tables, for a walk that writes cells as it reads
+    /// them: when this is an array of objects that all have the same keys
+    /// in the same order (at least one, none an array index) and only
+    /// primitive values, its rows' cells as [`CellWriter`] writes them.
+    /// The encoder then copies the rows instead of walking them (the header
+    /// still comes from the first item's entries) when it writes the array
+    /// as a table with that delimiter; otherwise it walks the rows as
+    /// usual. `None`, the default, when not known.
     #[inline]
-    fn uniform_cells(&self) -> Option<(usize, impl Iterator<Item = Kind<'_>> + '_)> {
-        None::<(usize, std::iter::Empty<Kind<'_>>)>
+    fn rendered_table(&self) -> Option<RenderedTable<'_>> {
+        None
+    }
+}
+
+/// The rows of a table written ahead of the encoding, by [`CellWriter`]
+/// (see [`EncodeValue::rendered_table`]).
+#[derive(Clone, Copy, Debug)]
+pub struct RenderedTable<'a> {
+    /// Cells in each row.
+    pub columns: usize,
+    /// The delimiter between cells (and the one the cells were quoted for).
+    pub delimiter: Delimiter,
+    /// The rows, one after another, without line breaks.
+    pub text: &'a str,
+    /// Where each row ends in `text`, one per row, in order.
+    pub row_ends: &'a [u32],
+}
+
+/// Writes table cells exactly as the encoder writes them with one
+/// delimiter, for walks that offer [`EncodeValue::rendered_table`].
+#[derive(Clone, Copy, Debug)]
+pub struct CellWriter {
+    delimiter: Delimiter,
+    delim_byte: u8,
+    quote: &'static [bool; 256],
+}
+
+impl CellWriter {
+    pub fn new(delimiter: Delimiter) -> Self {
+        let delim_byte = delimiter.as_char() as u8;
+        CellWriter { delimiter, delim_byte, quote: quote_table_for(delim_byte) }
+    }
+
+    pub fn delimiter(&self) -> Delimiter {
+        self.delimiter
+    }
+
+    /// Appends the delimiter (between two cells of a row).
+    #[inline]
+    pub fn delimit(&self, out: &mut String) {
+        out.push(self.delim_byte as char);
+    }
+
+    /// Appends a number in ECMAScript form (`-0` as `0`, NaN and infinities
+    /// as `null`).
+    #[inline]
+    pub fn number(&self, out: &mut String, f: f64) {
+        push_f64(out, f);
+    }
+
+    /// Appends a string, quoted where the encoder would quote it.
+    #[inline]
+    pub fn string(&self, out: &mut String, s: &str) {
+        push_string(out, s, self.quote, self.delim_byte);
+    }
+
+    /// Appends any primitive; a container is an error.
+    #[inline]
+    pub fn primitive(&self, out: &mut String, kind: &Kind<'_>) -> Result<()> {
+        push_primitive(out, kind, self.quote, self.delim_byte)
     }
 }
 
@@ -607,6 +665,36 @@ fn push_f64(out: &mut String, f: f64) {
     } else {
         out.push_str(ryu_js::Buffer::new().format_finite(f));
     }
+}
+
+/// A string value or cell: unquoted where that reads back as the same
+/// string (`quote`: the bytes that force quotes, `delim` among them).
+#[inline]
+fn push_string(out: &mut String, s: &str, quote: &[bool; 256], delim: u8) {
+    if is_safe_unquoted(s, quote, delim) {
+        push_piece(out, s);
+    } else {
+        push_quoted(out, s);
+    }
+}
+
+/// A primitive value or cell; a container here means the value changed
+/// since it was classified.
+#[inline(always)]
+fn push_primitive(out: &mut String, kind: &Kind<'_>, quote: &[bool; 256], delim: u8) -> Result<()> {
+    match kind {
+        Kind::Null => out.push_str("null"),
+        Kind::Bool(true) => out.push_str("true"),
+        Kind::Bool(false) => out.push_str("false"),
+        // SAFETY (both): `push_int` appends ASCII only.
+        Kind::Int(i) => crate::json::push_int(unsafe { out.as_mut_vec() }, *i < 0, i.unsigned_abs()),
+        Kind::UInt(u) => crate::json::push_int(unsafe { out.as_mut_vec() }, false, *u),
+        Kind::Float(f) => push_f64(out, *f),
+        Kind::BigInt(d) | Kind::Raw(d) => out.push_str(d),
+        Kind::Str(s) => push_string(out, s, quote, delim),
+        Kind::Array | Kind::Object => return Err(value_changed()),
+    }
+    Ok(())
 }
 
 /// A line break and the indentation of a line, as one piece.
@@ -1040,33 +1128,12 @@ impl Writer<'_> {
         }
     }
 
-    #[inline]
-    fn string(&mut self, s: &str) {
-        if is_safe_unquoted(s, self.quote, self.delim_byte) {
-            push_piece(self.out, s);
-        } else {
-            push_quoted(self.out, s);
-        }
-    }
-
     /// Write a primitive; containers here mean the value changed since it
     /// was classified. Inlined: its prologue and epilogue (it saves many
     /// registers) cost as much as writing a short value.
     #[inline(always)]
     fn primitive(&mut self, kind: &Kind<'_>) -> Result<()> {
-        match kind {
-            Kind::Null => self.out.push_str("null"),
-            Kind::Bool(true) => self.out.push_str("true"),
-            Kind::Bool(false) => self.out.push_str("false"),
-            // SAFETY (both): `push_int` appends ASCII only.
-            Kind::Int(i) => crate::json::push_int(unsafe { self.out.as_mut_vec() }, *i < 0, i.unsigned_abs()),
-            Kind::UInt(u) => crate::json::push_int(unsafe { self.out.as_mut_vec() }, false, *u),
-            Kind::Float(f) => push_f64(self.out, *f),
-            Kind::BigInt(d) | Kind::Raw(d) => self.out.push_str(d),
-            Kind::Str(s) => self.string(s),
-            Kind::Array | Kind::Object => return Err(value_changed()),
-        }
-        Ok(())
+        push_primitive(self.out, kind, self.quote, self.delim_byte)
     }
 
     /// `key[N<:><delim>]{fields}:` (the reference's `formatHeader`).
@@ -1203,9 +1270,13 @@ impl Writer<'_> {
         }
         self.header(key, n, Some(&fields), false);
         let row_depth = depth + if list_item { 2 } else { 1 };
-        if let Some((columns, cells)) = arr.uniform_cells() {
-            if columns == fields.len() && fields.iter().all(|f| f.children.is_empty()) {
-                self.uniform_rows(columns, cells, n, row_depth)?;
+        if let Some(table) = arr.rendered_table() {
+            if table.columns == fields.len()
+                && table.delimiter == self.delimiter
+                && table.row_ends.len() == n
+                && fields.iter().all(|f| f.children.is_empty())
+            {
+                self.rendered_rows(&table, row_depth)?;
                 return Ok(true);
             }
         }
@@ -1261,26 +1332,15 @@ impl Writer<'_> {
         Ok(true)
     }
 
-    /// The rows of a table whose cells the value gave
-    /// ([`EncodeValue::uniform_cells`]): `n` rows of `columns` primitives.
-    fn uniform_rows<'v>(&mut self, columns: usize, mut cells: impl Iterator<Item = Kind<'v>>, n: usize, row_depth: usize) -> Result<()> {
-        for _ in 0..n {
+    /// The rows of a table the value wrote ahead
+    /// ([`EncodeValue::rendered_table`]), each on its line.
+    fn rendered_rows(&mut self, table: &RenderedTable<'_>, row_depth: usize) -> Result<()> {
+        let mut start = 0;
+        for &end in table.row_ends {
+            let row = table.text.get(start..end as usize).ok_or_else(value_changed)?;
             self.line(row_depth);
-            for c in 0..columns {
-                let Some(ref kind) = cells.next() else {
-                    return Err(value_changed());
-                };
-                if !kind.is_primitive() {
-                    return Err(value_changed());
-                }
-                if c > 0 {
-                    self.out.push(self.delim_byte as char);
-                }
-                self.primitive(kind)?;
-            }
-        }
-        if cells.next().is_some() {
-            return Err(value_changed());
+            push_piece(self.out, row);
+            start = end as usize;
         }
         Ok(())
     }
@@ -2159,51 +2219,82 @@ mod tests {
         })
     }
 
-    /// A `serde_json::Value` that offers [`EncodeValue::uniform_cells`] for
-    /// every array it can (as the Node binding's packed reader does).
+    /// A `serde_json::Value` that offers [`EncodeValue::rendered_table`]
+    /// for every array it can (as the Node binding's packed reader does),
+    /// written ahead with `tables`' delimiter.
     #[derive(Clone, Copy)]
-    struct Uniform<'a>(&'a serde_json::Value);
+    struct Rendered<'a> {
+        v: &'a serde_json::Value,
+        tables: &'a Tables,
+    }
 
-    impl<'a> EncodeValue<'a> for Uniform<'a> {
+    /// The rendered rows by the address of their array, and the delimiter.
+    struct Tables(std::collections::HashMap<usize, (String, Vec<u32>, usize)>, Delimiter);
+
+    impl Tables {
+        fn new(v: &serde_json::Value, delimiter: Delimiter) -> Tables {
+            let mut t = Tables(Default::default(), delimiter);
+            t.render(v);
+            t
+        }
+
+        fn render(&mut self, v: &serde_json::Value) {
+            match v {
+                serde_json::Value::Array(rows) => {
+                    rows.iter().for_each(|r| self.render(r));
+                    let Some(first) = rows.first().and_then(|r| r.as_object()) else { return };
+                    let uniform = rows.iter().all(|r| {
+                        r.as_object().is_some_and(|o| {
+                            o.len() == first.len()
+                                && o.iter().zip(first.keys()).all(|((k, v), f)| k == f && !v.is_array() && !v.is_object())
+                        })
+                    });
+                    if first.is_empty() || first.keys().any(|k| array_index(k).is_some()) || !uniform {
+                        return;
+                    }
+                    let cells = CellWriter::new(self.1);
+                    let (mut text, mut ends) = (String::new(), Vec::new());
+                    for row in rows.iter().filter_map(|r| r.as_object()) {
+                        for (c, v) in row.values().enumerate() {
+                            if c > 0 {
+                                cells.delimit(&mut text);
+                            }
+                            cells.primitive(&mut text, &v.kind().unwrap()).unwrap();
+                        }
+                        ends.push(text.len() as u32);
+                    }
+                    self.0.insert(v as *const _ as usize, (text, ends, first.len()));
+                }
+                serde_json::Value::Object(m) => m.values().for_each(|v| self.render(v)),
+                _ => {}
+            }
+        }
+    }
+
+    impl<'a> EncodeValue<'a> for Rendered<'a> {
         type Error = Error;
         fn kind(&self) -> Result<Kind<'_>> {
-            self.0.kind()
+            self.v.kind()
         }
         fn array_len(&self) -> usize {
-            self.0.array_len()
+            self.v.array_len()
         }
         fn array_items(&self) -> impl Iterator<Item = Result<Self>> + '_ {
-            self.0.as_array().into_iter().flatten().map(|v| Ok(Uniform(v)))
+            self.v.as_array().into_iter().flatten().map(|v| Ok(Rendered { v, ..*self }))
         }
         fn object_len(&self) -> usize {
-            self.0.object_len()
+            self.v.object_len()
         }
         fn object_entries(&self) -> impl Iterator<Item = Result<(&'a str, Self)>> + '_ {
-            let map: Option<&'a serde_json::Map<String, serde_json::Value>> = self.0.as_object();
-            map.into_iter().flatten().map(|(k, v)| Ok((k.as_str(), Uniform(v))))
+            let map: Option<&'a serde_json::Map<String, serde_json::Value>> = self.v.as_object();
+            map.into_iter().flatten().map(|(k, v)| Ok((k.as_str(), Rendered { v, ..*self })))
         }
         fn object_get(&self, key: &str) -> Result<Option<Self>> {
-            Ok(self.0.as_object().and_then(|m| m.get(key)).map(Uniform))
+            Ok(self.v.as_object().and_then(|m| m.get(key)).map(|v| Rendered { v, ..*self }))
         }
-        fn uniform_cells(&self) -> Option<(usize, impl Iterator<Item = Kind<'_>> + '_)> {
-            let rows = self.0.as_array()?;
-            let first = rows.first()?.as_object()?;
-            let uniform = rows.iter().all(|r| {
-                r.as_object().is_some_and(|o| {
-                    o.len() == first.len()
-                        && o.iter().zip(first.keys()).all(|((k, v), f)| k == f && !v.is_array() && !v.is_object())
-                })
-            });
-            if first.is_empty() || first.keys().any(|k| array_index(k).is_some()) || !uniform {
-                return None;
-            }
-            let cells = rows.iter().flat_map(|r| r.as_object().into_iter().flatten()).map(|(_, v)| match v {
-                serde_json::Value::Bool(b) => Kind::Bool(*b),
-                serde_json::Value::Number(n) => n.as_i64().map_or(Kind::Float(n.as_f64().unwrap_or(f64::NAN)), Kind::Int),
-                serde_json::Value::String(s) => Kind::Str(s),
-                _ => Kind::Null,
-            });
-            Some((first.len(), cells))
+        fn rendered_table(&self) -> Option<RenderedTable<'_>> {
+            let (text, ends, columns) = self.tables.0.get(&(self.v as *const _ as usize))?;
+            Some(RenderedTable { columns: *columns, delimiter: self.tables.1, text, row_ends: ends })
         }
     }
 
@@ -2235,16 +2326,43 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Tables written from `uniform_cells` are the tables the rows give.
+        /// Tables written from `rendered_table` are the tables the rows
+        /// give; rows rendered with another delimiter are walked instead.
         #[test]
-        fn uniform_cells_write_what_the_rows_do(v in arb_rows(), pipe in proptest::bool::ANY, folding in proptest::bool::ANY) {
+        fn rendered_tables_write_what_the_rows_do(
+            v in arb_rows(),
+            pipe in proptest::bool::ANY,
+            rendered_pipe in proptest::bool::ANY,
+            folding in proptest::bool::ANY,
+        ) {
+            let delimiter = |pipe| if pipe { Delimiter::Pipe } else { Delimiter::Comma };
             let opts = EncodeOptions {
-                delimiter: if pipe { Delimiter::Pipe } else { Delimiter::Comma },
+                delimiter: delimiter(pipe),
                 key_folding: if folding { KeyFolding::Safe } else { KeyFolding::Off },
                 ..EncodeOptions::default()
             };
-            proptest::prop_assert_eq!(encode(&Uniform(&v), &opts), encode_value(&v, &opts));
+            let tables = Tables::new(&v, delimiter(rendered_pipe));
+            proptest::prop_assert_eq!(encode(&Rendered { v: &v, tables: &tables }, &opts), encode_value(&v, &opts));
         }
+    }
+
+    #[test]
+    fn rendered_rows_are_copied_as_they_are() {
+        // Rows that differ from the values show which the encoder wrote.
+        let v = json!({"t": [{"a": 1, "b": "x"}, {"a": 2, "b": "y"}]});
+        let mut tables = Tables::new(&v, Delimiter::Comma);
+        let (text, ends, _) = tables.0.values_mut().next().unwrap();
+        assert_eq!((text.as_str(), ends.as_slice()), ("1,x2,y", &[3, 6][..]));
+        *text = "9,\"q\"8,z".to_owned();
+        *ends = vec![5, 8];
+        let opts = EncodeOptions::default();
+        assert_eq!(encode(&Rendered { v: &v, tables: &tables }, &opts).unwrap(), "t[2]{a,b}:\n  9,\"q\"\n  8,z");
+        // A row end beyond the text: an error, not a panic.
+        tables.0.values_mut().next().unwrap().1 = vec![5, 99];
+        assert!(encode(&Rendered { v: &v, tables: &tables }, &opts).is_err());
+        // A row count other than the array's: the rows are walked.
+        tables.0.values_mut().next().unwrap().1 = vec![5];
+        assert_eq!(encode(&Rendered { v: &v, tables: &tables }, &opts).unwrap(), "t[2]{a,b}:\n  1,x\n  2,y");
     }
 
     proptest::proptest! {
