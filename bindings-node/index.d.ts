@@ -261,10 +261,12 @@ export declare function toonPackDecode(state: number, text: unknown, indent: num
 
 /**
  * Encode the packed value of state `state`: `ops[..opCount]` (numbers
- * inline) and `text`; `reset` first forgets the key table (the JavaScript
- * side's numbering was cleared).
+ * inline), `text` and `wideText` (the strings of `P_STR_WIDE` ops, when
+ * there are any); `reset` first forgets the key table (the JavaScript
+ * side's numbering was cleared). With `textOneByte`, `text` holds no
+ * character beyond U+00FF and is read as Latin-1.
  */
-export declare function toonPackEncode(state: number, ops: unknown, opCount: number, text: unknown, reset: boolean, indent: number, delimiter: number, keyFolding: boolean, flattenDepth: number): unknown
+export declare function toonPackEncode(state: number, ops: unknown, opCount: number, text: unknown, reset: boolean, indent: number, delimiter: number, keyFolding: boolean, flattenDepth: number, wideText?: unknown | undefined | null, textOneByte?: boolean | undefined | null): unknown
 
 /**
  * A new packed-route state for a `toon.js` instance; its id. (Plain

@@ -373,6 +373,8 @@ const P_OBJ = 6
 const P_KEY_NEW = 7
 const P_KEY = 8
 const P_KEY_TEXT = 9
+/** A string of the wide text (see packWide). */
+const P_STR_WIDE = 10
 const P_SHIFT = 4
 /** `1 << P_SHIFT`: an op is `payload * P_UNIT + tag`. */
 const P_UNIT = 16
@@ -397,6 +399,16 @@ let packOps32 = new Int32Array(packBuf.buffer)
 // an array and joined, they were copied twice, and the array grown: 3-6%
 // slower on every benchmark dataset.)
 let packText = ''
+// Strings of at least PACK_WIDE_MIN units that hold a character beyond
+// U+00FF, so that packText can stay one-byte and go to Rust as Latin-1
+// (V8 flattens a one-byte rope with plain copies; a two-byte one is
+// widened piece by piece, and then read at twice the bytes). A regular
+// expression that needs such a character fails on a one-byte string
+// without looking at it (11 ns); on a two-byte string it scans, hence
+// only long strings, where the text is, are checked.
+let packWide = ''
+const WIDE_CHAR = /[^\x00-\xff]/
+const PACK_WIDE_MIN = 64
 const packKeyIds = new Map()
 // Per nesting depth, the first keys of the last object packed there and
 // their ids (siblings mostly share their keys; a string comparison costs
@@ -450,8 +462,13 @@ function packOther(item, at, depth, inArray) {
   }
   if (typeof item === 'string') {
     if (item.length >= P_MAX) return -1
-    packOps32[at << 1] = item.length * P_UNIT + P_STR
-    packText += item
+    if (item.length >= PACK_WIDE_MIN && WIDE_CHAR.test(item)) {
+      packOps32[at << 1] = item.length * P_UNIT + P_STR_WIDE
+      packWide += item
+    } else {
+      packOps32[at << 1] = item.length * P_UNIT + P_STR
+      packText += item
+    }
     return at + 1
   }
   if (typeof item === 'number') {
@@ -542,8 +559,13 @@ function packObject(value, at, depth) {
       at += 2
     } else if (typeof item === 'string') {
       if (item.length >= P_MAX) return -1
-      w[at++ << 1] = item.length * P_UNIT + P_STR
-      packText += item
+      if (item.length >= PACK_WIDE_MIN && WIDE_CHAR.test(item)) {
+        w[at++ << 1] = item.length * P_UNIT + P_STR_WIDE
+        packWide += item
+      } else {
+        w[at++ << 1] = item.length * P_UNIT + P_STR
+        packText += item
+      }
     } else {
       at = packOther(item, at, depth, false)
       if (at < 0) return -1
@@ -576,6 +598,7 @@ function encodePacked(input, o) {
   if (objectPrototypeEnumerable()) return undefined
   if (packKeyIds.size >= PACK_KEY_CAP) forgetKeys()
   packText = ''
+  packWide = ''
   packing = true
   let end = -1
   try {
@@ -588,7 +611,8 @@ function encodePacked(input, o) {
     packing = false
   }
   const text = packText
-  packText = ''
+  const wide = packWide
+  packText = packWide = ''
   if (end < 0) {
     forgetKeys()
     return undefined
@@ -597,7 +621,10 @@ function encodePacked(input, o) {
   const reset = packReset
   packReset = false
   try {
-    return native.toonPackEncode(packState, packBuf, end, text, reset, o.indentSize, o.delimiter, o.keyFolding, o.flattenDepth)
+    // One-byte text fails the test at once (a two-byte one is scanned to
+    // its first wide character).
+    const oneByte = !WIDE_CHAR.test(text)
+    return native.toonPackEncode(packState, packBuf, end, text, reset, o.indentSize, o.delimiter, o.keyFolding, o.flattenDepth, wide === '' ? undefined : wide, oneByte)
   } catch (e) {
     forgetKeys()
     // A lone surrogate: the JSON route's normalisation throws the

@@ -71,6 +71,34 @@ test('packed: strings and keys, ASCII or not, and index-like keys', async () => 
   for (const delimiter of [',', '\t', '|']) assertLikeReference(ref, { rows: values.map((v) => ({ v, w: 1 })) }, `delimiter ${JSON.stringify(delimiter)}`, { delimiter })
 })
 
+test('packed: long strings with wide characters go apart, the rest as Latin-1 where it can', async () => {
+  // toon.js sends strings of 64 units or more that hold a character beyond
+  // U+00FF as a second text, and the rest as Latin-1 when none of it has one.
+  const ref = await reference()
+  const long = (s, n = 70) => s.repeat(Math.ceil(n / s.length)).slice(0, n)
+  const wide = [long('日本語 '), long('a') + '🎓', '🎓' + long('b, c'), long('é') + 'Ā', long('x', 63) + '日', long('"q" 🎓 ,|\t')]
+  const narrow = [long('é'), long('plain text, with commas'), long('ÿ'), 'x'.repeat(64), 'short é', '']
+  const shortWide = ['日', '🎓 x']
+  const sets = {
+    'wide and narrow': [...wide, ...narrow],
+    'narrow only': narrow,
+    'wide only': wide,
+    'short wide too': [...wide, ...narrow, ...shortWide],
+  }
+  for (const [name, strings] of Object.entries(sets)) {
+    assertLikeReference(ref, strings, `${name}: array`)
+    assertLikeReference(ref, { list: strings.map((s, i) => ({ i, s, t: strings[strings.length - 1 - i] })) }, `${name}: table`)
+    assertLikeReference(ref, Object.fromEntries(strings.map((s, i) => [`k${i}`, s])), `${name}: object`)
+    assertLikeReference(ref, { nested: strings.map((s) => ({ s, more: [s, { s }] })) }, `${name}: nested`)
+    for (const delimiter of ['\t', '|']) assertLikeReference(ref, { list: strings.map((s) => ({ s, n: 1 })) }, `${name}: ${JSON.stringify(delimiter)}`, { delimiter })
+  }
+  // A lone surrogate in a long string: the reference's TypeError, and the next call is fine.
+  for (const value of [{ a: long('日') + '\ud800' }, { rows: [{ s: long('x') + '\udc00🎓' }, { s: 'ok' }] }]) {
+    assertLikeReference(ref, value, 'lone surrogate in a wide string')
+    assertLikeReference(ref, { after: wide }, 'after the lone surrogate')
+  }
+})
+
 test('packed: the key table stays in step across calls, past its cap', async () => {
   const ref = await reference()
   const next = lcg(11)
@@ -270,8 +298,10 @@ test('packed: malformed packed input gives a typed error', () => {
         w[2 * i] = x.op
       } else b[i] = x
     })
-    return encode(b, slots.length, text, reset, 2, 44, false, Infinity)
+    return encode(b, slots.length, text, reset, 2, 44, false, Infinity, wideText, oneByte)
   }
+  let wideText
+  let oneByte
   const op = (tag, payload = 0) => ({ op: payload * 16 + tag })
   // Well-formed: {"a": [1, "x"]} with a new key, then the key by id.
   assert.equal(call([op(6, 1), op(7, 1), op(5, 2), op(3), 1, op(4, 1)], 'ax', true), 'a[2]: 1,x')
@@ -324,6 +354,21 @@ test('packed: malformed packed input gives a typed error', () => {
       }
     }
   }
+  // The wide text and Latin-1 text.
+  wideText = 'wide日'
+  assert.equal(call([op(5, 3), op(4, 1), op(10, 4), op(10, 1)], 'é'), '[3]: é,wide,日')
+  oneByte = true
+  assert.equal(call([op(5, 3), op(4, 1), op(10, 4), op(10, 1)], 'é'), '[3]: é,wide,日')
+  for (const [what, slots, text, wide] of [
+    ['wide string beyond the wide text', [op(10, 9)], '', 'abc'],
+    ['wide text left over', [op(0)], '', 'abc'],
+    ['wide string of a lone surrogate', [op(10, 1)], '', '\ud800'],
+    ['wide string beyond the text in a table', [op(5, 2), op(6, 1), op(7, 1), op(10, 1), op(6, 1), op(8, 0), op(10, 5)], 'a', 'x'],
+  ]) {
+    wideText = wide
+    assert.ok(assertTypedError(() => call(slots, text), what), `${what}: no error`)
+  }
+  wideText = oneByte = undefined
   // Random input: only typed errors or text.
   const next = lcg(3)
   const slot = () => {
@@ -336,6 +381,8 @@ test('packed: malformed packed input gives a typed error', () => {
     const slots = Array.from({ length: 1 + Math.floor(next() * 14) }, slot)
     const text = 'abcdé\ud800'.slice(0, Math.floor(next() * 7))
     const reset = next() < 0.1
+    wideText = next() < 0.3 ? '日x\ud800'.slice(0, Math.floor(next() * 4)) : undefined
+    oneByte = next() < 0.3
     try {
       assert.equal(typeof call(slots, text, reset), 'string')
     } catch (e) {

@@ -1274,6 +1274,8 @@ struct Scratch {
     output: Vec<u8>,
     /// UTF-16 text on its way in or out.
     wide: Vec<u16>,
+    /// A second UTF-16 text in (the packed route's wide strings).
+    wide_in: Vec<u16>,
     arena: Arena,
 }
 
@@ -1290,7 +1292,7 @@ fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
             s.output.clear();
             let r = f(&mut s);
             const KEEP: usize = 8 << 20;
-            if s.input.capacity() > KEEP || s.output.capacity() > KEEP || s.wide.capacity() > KEEP / 2 || s.arena.text.capacity() > KEEP || s.arena.nodes.capacity() > KEEP / 16 {
+            if s.input.capacity() > KEEP || s.output.capacity() > KEEP || s.wide.capacity() > KEEP / 2 || s.wide_in.capacity() > KEEP / 2 || s.arena.text.capacity() > KEEP || s.arena.nodes.capacity() > KEEP / 16 {
                 *s = Scratch::default();
             }
             r
@@ -1344,6 +1346,25 @@ unsafe fn read_utf16(env: sys::napi_env, v: sys::napi_value, wide: &mut Vec<u16>
         return Err(napi_status("read string"));
     }
     wide.set_len(written.min(units));
+    Ok(())
+}
+
+/// Read a JavaScript string that holds only characters below U+0100 as
+/// Latin-1 bytes into `bytes` (one byte per unit; a wider character would
+/// come out truncated to its low byte).
+unsafe fn read_latin1(env: sys::napi_env, v: sys::napi_value, bytes: &mut Vec<u8>) -> Result<()> {
+    let mut units = 0usize;
+    if sys::napi_get_value_string_latin1(env, v, std::ptr::null_mut(), 0, &mut units) != sys::Status::napi_ok {
+        return Err(invalid_arg("TOON_INVALID_ARGUMENT", "expected a string".into()));
+    }
+    let cap = units.checked_add(1).ok_or_else(|| napi_status("string too long"))?;
+    bytes.clear();
+    bytes.reserve(cap);
+    let mut written = 0usize;
+    if sys::napi_get_value_string_latin1(env, v, bytes.as_mut_ptr() as *mut _, cap, &mut written) != sys::Status::napi_ok {
+        return Err(napi_status("read string"));
+    }
+    bytes.set_len(written.min(units));
     Ok(())
 }
 

@@ -36,7 +36,7 @@
 //! lengths against the table and the text, nesting depth), so malformed
 //! arrays give `TOON_PACKED`, never a panic or an allocation ahead of data.
 
-use super::{encode_options, json_too_deep, make_string, read_utf16, slice, utf16_push_utf8, utf16_to_utf8, with_scratch, Arena, ArenaDoc, ArenaVal, Key, Node, Span, TABLE_UNREAD};
+use super::{encode_options, json_too_deep, make_string, read_latin1, read_utf16, slice, utf16_push_utf8, utf16_to_utf8, with_scratch, Arena, ArenaDoc, ArenaVal, Key, Node, Span, TABLE_UNREAD};
 use crate::errors::{invalid_arg, IntoNapi, Result};
 use napi::bindgen_prelude::*;
 use napi::sys;
@@ -58,6 +58,10 @@ pub(super) const P_KEY_NEW: i32 = 7;
 pub(super) const P_KEY: i32 = 8;
 /// A key not kept in the table (long, or the table is full): its text follows.
 pub(super) const P_KEY_TEXT: i32 = 9;
+/// A string of the wide text (see [`pack_encode`]): the walk sends long
+/// strings with characters beyond U+00FF there, so that the rest can
+/// come as Latin-1.
+pub(super) const P_STR_WIDE: i32 = 10;
 pub(super) const P_SHIFT: u32 = 4;
 
 /// Keys a table holds at most (the JavaScript side's `PACK_KEY_CAP`).
@@ -128,8 +132,10 @@ pub fn pack_state() -> u32 {
 }
 
 /// Encode the packed value of state `state`: `ops[..opCount]` (numbers
-/// inline) and `text`; `reset` first forgets the key table (the JavaScript
-/// side's numbering was cleared).
+/// inline), `text` and `wideText` (the strings of `P_STR_WIDE` ops, when
+/// there are any); `reset` first forgets the key table (the JavaScript
+/// side's numbering was cleared). With `textOneByte`, `text` holds no
+/// character beyond U+00FF and is read as Latin-1.
 #[napi(js_name = "toonPackEncode")]
 #[allow(clippy::too_many_arguments)]
 pub fn pack_encode<'env>(
@@ -143,6 +149,8 @@ pub fn pack_encode<'env>(
     delimiter: u32,
     key_folding: bool,
     flatten_depth: f64,
+    wide_text: Option<Unknown<'env>>,
+    text_one_byte: Option<bool>,
 ) -> Result<Unknown<'env>> {
     with_state(state, |s| {
         let this = &mut s.enc;
@@ -155,23 +163,45 @@ pub fn pack_encode<'env>(
         // SAFETY: the slices live only during this call.
         let ops: &[f64] = unsafe { typed_array(raw, ops.value().value, sys::TypedarrayType::float64_array, op_count)? };
         with_scratch(|s| {
-            let super::Scratch { output, wide, arena, .. } = s;
-            unsafe { read_utf16(raw, text.value().value, wide)? };
+            let super::Scratch { input, output, wide, wide_in, arena } = s;
             // Text that is all ASCII is converted in one go (most is, and
             // converting string by string costs a call per string).
-            let ascii = all_ascii(wide);
-            if ascii {
-                // SAFETY: `utf16_to_utf8` writes well-formed UTF-8 only.
-                utf16_to_utf8(wide, unsafe { arena.text.as_mut_vec() });
+            let ascii = if text_one_byte == Some(true) {
+                // Half the bytes of UTF-16, and V8 flattens a one-byte rope
+                // with plain copies (the rope of a two-byte one is widened
+                // piece by piece).
+                unsafe { read_latin1(raw, text.value().value, input)? };
+                wide.clear();
+                if input.is_ascii() {
+                    // SAFETY: ASCII is UTF-8.
+                    arena.text.push_str(unsafe { std::str::from_utf8_unchecked(input) });
+                    true
+                } else {
+                    wide.extend(input.iter().map(|&b| u16::from(b)));
+                    false
+                }
+            } else {
+                unsafe { read_utf16(raw, text.value().value, wide)? };
+                let ascii = all_ascii(wide);
+                if ascii {
+                    // SAFETY: `utf16_to_utf8` writes well-formed UTF-8 only.
+                    utf16_to_utf8(wide, unsafe { arena.text.as_mut_vec() });
+                }
+                ascii
+            };
+            let text_len = if ascii { arena.text.len() } else { wide.len() };
+            wide_in.clear();
+            if let Some(w) = wide_text {
+                unsafe { read_utf16(raw, w.value().value, wide_in)? };
             }
             arena.table_delimiter = opts.delimiter;
             let marks = (arena.text.len(), this.table.keys.len(), this.table.text.len());
             let mut out = String::from_utf8(std::mem::take(output)).unwrap_or_default();
             let mut tables = true;
             let r = loop {
-                let mut r = PackReader { ops, pos: 0, text: wide, at: 0, ascii, tables, table: &mut this.table, arena };
+                let mut r = PackReader { ops, pos: 0, text: wide, text_len, at: 0, ascii, wide: wide_in, wide_at: 0, tables, table: &mut this.table, arena };
                 let root = r.value(0, true);
-                let ended = r.pos == ops.len() && r.at == r.text.len();
+                let ended = r.pos == ops.len() && r.at == r.text_len && r.wide_at == r.wide.len();
                 let root = root.napi()?;
                 if !ended {
                     return Err(malformed(ops.len(), "data left over")).napi();
@@ -203,8 +233,14 @@ pub fn pack_encode<'env>(
 struct PackReader<'a> {
     ops: &'a [f64],
     pos: usize,
+    /// The text of the strings and keys (empty when `ascii`: the arena's
+    /// text holds it then), its length in units, and the position in it.
     text: &'a [u16],
+    text_len: usize,
     at: usize,
+    /// The text of the `P_STR_WIDE` strings, and the position in it.
+    wide: &'a [u16],
+    wide_at: usize,
     /// Whether the text is all ASCII: the arena's text then holds all of
     /// it, converted at once, and a string is a span of it where it lies.
     ascii: bool,
@@ -245,7 +281,7 @@ impl PackReader<'_> {
     #[inline]
     fn string(&mut self, len: usize, op: usize) -> polywire::Result<Span> {
         if self.ascii {
-            if len > self.text.len() - self.at {
+            if len > self.text_len - self.at {
                 return Err(malformed(op, "string beyond the text"));
             }
             let start = self.at;
@@ -253,6 +289,13 @@ impl PackReader<'_> {
             return Ok(Span { start, len });
         }
         piece(self.text, &mut self.at, len, &mut self.arena.text, op)
+    }
+
+    /// The next string of `len` units of the wide text, appended to the
+    /// arena's text.
+    #[inline]
+    fn wide_string(&mut self, len: usize, op: usize) -> polywire::Result<Span> {
+        piece(self.wide, &mut self.wide_at, len, &mut self.arena.text, op)
     }
 
     /// The next string of `len` units appended to the table's text: a new key.
@@ -314,6 +357,7 @@ impl PackReader<'_> {
                 Node::Float(f)
             }
             P_STR => Node::Str(self.string(payload, at)?),
+            P_STR_WIDE => Node::Str(self.wide_string(payload, at)?),
             P_ARR => return self.array(payload, depth, at, table_ok),
             P_OBJ => return self.object(payload, depth, at),
             _ => return Err(malformed(at, "expected a value")),
@@ -400,7 +444,7 @@ impl PackReader<'_> {
                 return None;
             }
             p += match value & ((1 << P_SHIFT) - 1) {
-                P_NULL | P_FALSE | P_TRUE | P_STR => 2,
+                P_NULL | P_FALSE | P_TRUE | P_STR | P_STR_WIDE => 2,
                 P_NUM => 3,
                 _ => return None,
             };
@@ -416,13 +460,13 @@ impl PackReader<'_> {
             return None;
         }
         let ends = arena.row_ends.len();
-        let mark = (self.pos, self.at, arena.text.len(), self.table.keys.len(), self.table.text.len());
+        let mark = (self.pos, self.at, arena.text.len(), self.table.keys.len(), self.table.text.len(), self.wide_at);
         let mut ids = std::mem::take(&mut self.arena.table_ids);
         ids.clear();
         let read = self.table_rows(n, cols, &mut ids);
         self.arena.table_ids = ids;
         if !matches!(read, Ok(true)) {
-            (self.pos, self.at) = (mark.0, mark.1);
+            (self.pos, self.at, self.wide_at) = (mark.0, mark.1, mark.5);
             self.arena.nodes.truncate(cells);
             self.arena.text.truncate(mark.2);
             self.arena.table_text.truncate(text);
@@ -504,13 +548,13 @@ impl PackReader<'_> {
                         cells.number(out, f);
                         Node::Float(f)
                     }
-                    P_STR => {
+                    P_STR | P_STR_WIDE => {
                         let mark = self.arena.text.len();
-                        let span = self.string(payload, at)?;
+                        let span = if tag == P_STR { self.string(payload, at)? } else { self.wide_string(payload, at)? };
                         let Arena { text, table_text, .. } = &mut *self.arena;
                         cells.string(table_text, slice(text, span));
                         // Only the first row's strings are kept (the others
-                        // were appended only when the text is not ASCII).
+                        // were appended only when not a span of ASCII text).
                         if r > 0 {
                             text.truncate(mark);
                         }
