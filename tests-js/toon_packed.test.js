@@ -265,22 +265,29 @@ test('packed: a table nested near the depth limit, whose rows the encoder walks 
   // does not write it as a table and walks its rows instead, and the value
   // is then read again without tables (pack.rs `TABLE_UNREAD`).
   const ref = await reference()
-  const rows = [{ x: 1, y: 'a b' }, { x: 2.5, y: '' }, { x: null, y: 'c' }]
+  // ASCII text; Latin-1 text; and a long string with a wide character (its own text).
+  const rowSets = [
+    [{ x: 1, y: 'a b' }, { x: 2.5, y: '' }, { x: null, y: 'c' }],
+    [{ x: 1, y: 'é' }, { x: true, y: 'ü, ö' }],
+    [{ x: 1, y: '日本語'.repeat(30) }, { x: 2, y: 'x' }, { x: 3, y: '🎓'.repeat(40) }],
+  ]
   let tested = 0
-  for (let depth = 1000; depth < 1030; depth++) {
-    let value = { t: rows, n: [rows, rows] }
-    for (let i = 0; i < depth; i++) value = { d: value }
-    const expected = outcome(() => ref.encode(value))
-    const actual = outcome(() => toon.encode(value))
-    if (actual.error) {
-      assert.equal(actual.error.code, 'TOON_TOO_DEEP', `depth ${depth}: ${actual.error.stack}`)
-      continue
+  for (let depth = 1010; depth < 1030; depth++) {
+    for (const rows of rowSets) {
+      let value = { t: rows, n: [rows, rows] }
+      for (let i = 0; i < depth; i++) value = { d: value }
+      const expected = outcome(() => ref.encode(value))
+      const actual = outcome(() => toon.encode(value))
+      if (actual.error) {
+        assert.equal(actual.error.code, 'TOON_TOO_DEEP', `depth ${depth}: ${actual.error.stack}`)
+        continue
+      }
+      assert.equal(actual.value, expected.value, `depth ${depth}`)
+      assert.equal(toon.encode({ after: rows }), ref.encode({ after: rows }), `after depth ${depth}`)
+      tested++
     }
-    assert.equal(actual.value, expected.value, `depth ${depth}`)
-    assert.equal(toon.encode({ after: rows }), ref.encode({ after: rows }), `after depth ${depth}`)
-    tested++
   }
-  assert.ok(tested >= 10, `${tested} depths encoded`)
+  assert.ok(tested >= 20, `${tested} encoded`)
 })
 
 test('packed: malformed packed input gives a typed error', () => {
