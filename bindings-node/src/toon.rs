@@ -1333,38 +1333,32 @@ unsafe fn read_string<'b>(env: sys::napi_env, v: sys::napi_value, buf: &'b mut V
 
 /// A JavaScript string's UTF-16 units, copied into `wide`.
 unsafe fn read_utf16(env: sys::napi_env, v: sys::napi_value, wide: &mut Vec<u16>) -> Result<()> {
-    // The length in UTF-16 units costs nothing.
-    let mut units = 0usize;
-    if sys::napi_get_value_string_utf16(env, v, std::ptr::null_mut(), 0, &mut units) != sys::Status::napi_ok {
-        return Err(invalid_arg("TOON_INVALID_ARGUMENT", "expected a string".into()));
-    }
-    let cap = units.checked_add(1).ok_or_else(|| napi_status("string too long"))?;
-    wide.clear();
-    wide.reserve(cap);
-    let mut written = 0usize;
-    if sys::napi_get_value_string_utf16(env, v, wide.as_mut_ptr(), cap, &mut written) != sys::Status::napi_ok {
-        return Err(napi_status("read string"));
-    }
-    wide.set_len(written.min(units));
-    Ok(())
+    read_units(wide, |buf, cap, written| sys::napi_get_value_string_utf16(env, v, buf, cap, written))
 }
 
 /// Read a JavaScript string that holds only characters below U+0100 as
 /// Latin-1 bytes into `bytes` (one byte per unit; a wider character would
 /// come out truncated to its low byte).
 unsafe fn read_latin1(env: sys::napi_env, v: sys::napi_value, bytes: &mut Vec<u8>) -> Result<()> {
+    read_units(bytes, |buf, cap, written| sys::napi_get_value_string_latin1(env, v, buf as *mut _, cap, written))
+}
+
+/// A string's code units copied into `buf` by `get` (a
+/// `napi_get_value_string_*` with its buffer, capacity and count written):
+/// asked for the length first, which costs nothing.
+unsafe fn read_units<T>(buf: &mut Vec<T>, get: impl Fn(*mut T, usize, *mut usize) -> sys::napi_status) -> Result<()> {
     let mut units = 0usize;
-    if sys::napi_get_value_string_latin1(env, v, std::ptr::null_mut(), 0, &mut units) != sys::Status::napi_ok {
+    if get(std::ptr::null_mut(), 0, &mut units) != sys::Status::napi_ok {
         return Err(invalid_arg("TOON_INVALID_ARGUMENT", "expected a string".into()));
     }
     let cap = units.checked_add(1).ok_or_else(|| napi_status("string too long"))?;
-    bytes.clear();
-    bytes.reserve(cap);
+    buf.clear();
+    buf.reserve(cap);
     let mut written = 0usize;
-    if sys::napi_get_value_string_latin1(env, v, bytes.as_mut_ptr() as *mut _, cap, &mut written) != sys::Status::napi_ok {
+    if get(buf.as_mut_ptr(), cap, &mut written) != sys::Status::napi_ok {
         return Err(napi_status("read string"));
     }
-    bytes.set_len(written.min(units));
+    buf.set_len(written.min(units));
     Ok(())
 }
 

@@ -178,17 +178,10 @@ pub(crate) fn push_small_number(out: &mut Vec<u8>, f: f64) -> bool {
         }
         return true;
     }
-    let a = f.abs();
-    // Below 10^8 < 2^36, so `ShortDecimal::of`'s reasoning holds (NaN fails).
-    if !(a > 0.0 && a < 100_000_000.0) {
+    let Some(digits) = ten_thousandths(f.abs(), 100_000_000.0) else {
         return false;
-    }
-    let digits = (a * 10_000.0 + 0.5) as i64;
-    // (An `i64` converts to a double in one instruction, a `u64` not.)
-    if digits as f64 / 10_000.0 != a {
-        return false;
-    }
-    let (int, frac) = (digits as u64 / 10_000, (digits % 10_000) as usize);
+    };
+    let (int, frac) = (digits / 10_000, (digits % 10_000) as usize);
     // Not 0: an integer was written above.
     debug_assert!(frac != 0);
     // The fraction's trailing zeros, dropped by writing less of it.
@@ -208,6 +201,27 @@ pub(crate) fn push_small_number(out: &mut Vec<u8>, f: f64) -> bool {
         out.set_len(out.len() + end.offset_from(start) as usize);
     }
     true
+}
+
+/// `a * 10^4` when `a` (positive, below `limit`, at most 2^36) is a decimal
+/// with at most four fraction digits ([`ShortDecimal`] says why); NaN and
+/// other numbers give `None`.
+#[inline(always)]
+fn ten_thousandths(a: f64, limit: f64) -> Option<u64> {
+    debug_assert!(limit <= 68_719_476_736.0);
+    if !(a > 0.0 && a < limit) {
+        return None;
+    }
+    // The one decimal with at most four fraction digits that can equal `a`:
+    // decimals that far apart are more than an ulp apart below 2^36, so at
+    // most one of them converts to `a`. Rounded by adding one half and
+    // truncating (exact below 2^52; `f64::round` is a libm call here), as
+    // an `i64`, which converts back to a double in one instruction (a `u64`
+    // does not).
+    let digits = (a * 10_000.0 + 0.5) as i64;
+    // Both operands are exact, so the division is the correctly rounded
+    // value of the decimal: equal to `a` exactly when it reads back.
+    (digits as f64 / 10_000.0 == a).then_some(digits as u64)
 }
 
 /// The four digits of `n` < 10^4, zero-padded, as the bytes of a
@@ -261,22 +275,8 @@ pub(crate) struct ShortDecimal {
 impl ShortDecimal {
     #[inline]
     pub(crate) fn of(f: f64) -> Option<ShortDecimal> {
-        let a = f.abs();
-        // Below 2^36 (NaN is not).
-        if !(a > 0.0 && a < 68_719_476_736.0) {
-            return None;
-        }
-        // The one decimal with at most four fraction digits that can equal
-        // `a`: decimals that far apart are more than an ulp apart below
-        // 2^36, so at most one of them converts to `a`. Rounded by adding
-        // one half and truncating (exact below 2^52; `f64::round` is a libm
-        // call here).
-        let digits = (a * 10_000.0 + 0.5) as u64;
-        // Both operands are exact, so the division is the correctly rounded
-        // value of the decimal: equal to `a` exactly when it reads back.
-        if digits as f64 / 10_000.0 != a {
-            return None;
-        }
+        // Below 2^36.
+        let digits = ten_thousandths(f.abs(), 68_719_476_736.0)?;
         // Fewer fraction digits name the same decimal, hence the same
         // double: the shortest form drops the trailing zeros.
         let (digits, scale) = if digits % 100 == 0 {
