@@ -244,6 +244,20 @@ test('packed: arrays of rows of one shape, and arrays that turn out not to be', 
       inList: [[row(1), row(2)], [row(3)]],
       firstFieldOfItem: [{ [a]: [row(1), row(2)], [b]: 1 }, 'x'],
       nestedInRow: [{ [a]: 1, [b]: { [c]: 2 } }, { [a]: 3, [b]: { [c]: 4 } }],
+      // Field groups (read as tables too) and rows that turn out to differ.
+      groups: [{ [a]: 1, [b]: { [c]: 'x', d: { e: null, f: true } } }, { [a]: 2.5, [b]: { [c]: 'y,z', d: { e: 'é', f: false } } }],
+      groupsLastDiffersInside: [{ [a]: 1, [b]: { [c]: 2, d: 3 } }, { [a]: 1, [b]: { [c]: 2, e: 3 } }],
+      groupsLastHasMoreInside: [{ [a]: 1, [b]: { [c]: 2 } }, { [a]: 1, [b]: { [c]: 2, d: 3 } }],
+      groupsLastOrderInside: [{ [a]: 1, [b]: { [c]: 2, d: 3 } }, { [a]: 1, [b]: { d: 3, [c]: 2 } }],
+      groupsLastHasEmpty: [{ [a]: 1, [b]: { [c]: 2 } }, { [a]: 1, [b]: {} }],
+      groupsLastHasArray: [{ [a]: 1, [b]: { [c]: 2 } }, { [a]: 1, [b]: { [c]: [2] } }],
+      groupsLastHasPrimitive: [{ [a]: 1, [b]: { [c]: 2 } }, { [a]: 1, [b]: 2 }],
+      groupsFirstHasPrimitive: [{ [a]: 1, [b]: 2 }, { [a]: 1, [b]: { [c]: 2 } }],
+      groupsEmptyFirst: [{ [a]: 1, [b]: {} }, { [a]: 1, [b]: {} }],
+      groupsIndexKey: [{ [a]: 1, [b]: { 7: 2 } }, { [a]: 1, [b]: { 7: 3 } }],
+      groupsLongKey: [{ [a]: { ['k'.repeat(80)]: 1 } }, { [a]: { ['k'.repeat(80)]: 2 } }],
+      groupsDeep: [0, 1].map((i) => ({ [a]: i, [b]: JSON.parse('{"g":'.repeat(12) + i + '}'.repeat(12)) })),
+      groupsWide: [0, 1].map((i) => ({ [a]: Object.fromEntries(Array.from({ length: 40 }, (_, j) => [`w${j}`, i])), [b]: Object.fromEntries(Array.from({ length: 40 }, (_, j) => [`v${j}`, -i])) })),
       keyed: { x: row(1), y: row(2) },
     }
   }
@@ -376,6 +390,22 @@ test('packed: malformed packed input gives a typed error', () => {
     assert.ok(assertTypedError(() => call(slots, text), what), `${what}: no error`)
   }
   wideText = oneByte = undefined
+  // A table with a field group, each slot changed likewise.
+  const grouped = [op(5, 2), op(6, 1), op(7, 1), op(6, 1), op(7, 1), op(3), 1, op(6, 1), op(8, 0), op(6, 1), op(8, 1), op(4, 1)]
+  assert.equal(call(grouped, 'abx', true), '[2]{a{b}}:\n  1\n  x')
+  for (let at = 0; at < grouped.length; at++) {
+    for (const swap of swaps) {
+      const slots = grouped.slice()
+      slots[at] = swap
+      try {
+        assert.equal(typeof call(slots, 'abx', true), 'string')
+      } catch (e) {
+        assertTypedError(() => {
+          throw e
+        }, `grouped slot ${at} -> ${JSON.stringify(swap)}`)
+      }
+    }
+  }
   // Random input: only typed errors or text.
   const next = lcg(3)
   const slot = () => {

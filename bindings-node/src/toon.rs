@@ -52,10 +52,11 @@ enum Node {
     Array { start: usize, len: usize },
     Object { start: usize, len: usize, index_keys: bool },
     /// An array of objects that all have the same keys in the same order
-    /// (no array index among them) and only primitive values, known as such
+    /// (no array index among them) holding primitives or field groups
+    /// (objects of the same kind, the same in every row), known as such
     /// when read (`pack.rs`), and its rows written then: an array like
     /// [`Node::Array`] (item ids at `items[start..start + len]`) of `cols`
-    /// columns whose rows are `arena.table_text[text..]` up to the ends
+    /// cells a row whose rows are `arena.table_text[text..]` up to the ends
     /// `arena.row_ends[ends..ends + len]` (relative to `text`), what the
     /// encoder's `rendered_table` hands out. Only the first row is an
     /// ordinary object; the others have its keys, each holding
@@ -84,8 +85,8 @@ struct Arena {
     nodes: Vec<Node>,
     items: Vec<usize>,
     entries: Vec<(Key, usize)>,
-    /// The key ids of the [`Node::Table`] that `pack.rs` reads.
-    table_ids: Vec<usize>,
+    /// The shape of the rows of the [`Node::Table`] that `pack.rs` reads.
+    table_shape: Vec<(usize, usize)>,
     /// The rows of the [`Node::Table`]s, written, and where each ends.
     table_text: String,
     row_ends: Vec<u32>,

@@ -67,9 +67,11 @@ pub(super) const P_SHIFT: u32 = 4;
 /// Keys a table holds at most (the JavaScript side's `PACK_KEY_CAP`).
 pub(super) const KEY_CAP: usize = 4096;
 
-/// Columns of a table read as a [`Node::Table`] at most (wider ones are
-/// read entry by entry).
-const TABLE_MAX_COLS: usize = 64;
+/// Cells (primitives) of a table row read as a [`Node::Table`] at most
+/// (wider rows are read entry by entry), and how deep its field groups
+/// may nest.
+const TABLE_MAX_CELLS: usize = 64;
+const TABLE_MAX_NEST: usize = 8;
 
 #[cold]
 fn malformed(op: usize, what: &str) -> Error {
@@ -250,6 +252,58 @@ struct PackReader<'a> {
     arena: &'a mut Arena,
 }
 
+/// The shape of a table's first row (the object node `id`, read as usual)
+/// into `shape` (see [`PackReader::table_rows`]; the key ids are filled in
+/// there), its cells written to
+/// `out`; false when it cannot be a table row: a key not in the key table,
+/// an array-index key, an empty object, an array.
+#[allow(clippy::too_many_arguments)]
+fn first_row(
+    nodes: &[Node],
+    entries: &[(Key, usize)],
+    text: &str,
+    id: usize,
+    shape: &mut Vec<(usize, usize)>,
+    cells: &CellWriter,
+    out: &mut String,
+    first: &mut bool,
+) -> bool {
+    let Some(&Node::Object { start, len, index_keys: false }) = nodes.get(id) else {
+        return false;
+    };
+    let Some(row) = entries.get(start..start + len) else {
+        return false;
+    };
+    for &(key, value) in row {
+        if !key.src {
+            return false;
+        }
+        match nodes.get(value) {
+            Some(&Node::Object { len, .. }) => {
+                shape.push((0, len));
+                if !first_row(nodes, entries, text, value, shape, cells, out, first) {
+                    return false;
+                }
+            }
+            Some(&leaf) => {
+                shape.push((0, 0));
+                if !std::mem::replace(first, false) {
+                    cells.delimit(out);
+                }
+                match leaf {
+                    Node::Null => out.push_str("null"),
+                    Node::Bool(b) => out.push_str(if b { "true" } else { "false" }),
+                    Node::Float(f) => cells.number(out, f),
+                    Node::Str(span) => cells.string(out, slice(text, span)),
+                    _ => return false,
+                }
+            }
+            None => return false,
+        }
+    }
+    len > 0
+}
+
 /// Whether every unit is below 0x80 (vectorised: an OR of the units).
 fn all_ascii(units: &[u16]) -> bool {
     let mut chunks = units.chunks_exact(32);
@@ -319,14 +373,6 @@ impl PackReader<'_> {
         (op >= 0).then_some(op)
     }
 
-    /// The next op without moving past it.
-    #[inline]
-    fn peek_op(&mut self) -> polywire::Result<(usize, i32, usize)> {
-        let op = self.next_op();
-        self.pos -= usize::from(op.is_ok());
-        op
-    }
-
     #[inline]
     fn next_op(&mut self) -> polywire::Result<(usize, i32, usize)> {
         let at = self.pos;
@@ -387,7 +433,7 @@ impl PackReader<'_> {
         self.check_count(n, 1, depth, at)?;
         // Rows are objects one level deeper (as `object` checks).
         if table_ok && self.tables && depth + 1 < MAX_DEPTH {
-            if let Some(id) = self.table(n) {
+            if let Some(id) = self.table(n, depth) {
                 return Ok(id);
             }
         }
@@ -401,10 +447,11 @@ impl PackReader<'_> {
     }
 
     /// An array of `n` items read as a [`Node::Table`] when they are rows
-    /// of one shape: objects with the same table keys (at most
-    /// [`TABLE_MAX_COLS`], at least one, none an array index) in the same
-    /// order, holding primitives only. Most arrays of objects are, and
-    /// their rows are then written here as they are read
+    /// of one shape: objects with the same table keys (none an array
+    /// index) in the same order, whose values are primitives or non-empty
+    /// objects of the same kind (nested field groups), at most
+    /// [`TABLE_MAX_CELLS`] primitives in all. Most arrays of objects are,
+    /// and their rows are then written here as they are read
     /// ([`EncodeValue::rendered_table`]): no node per cell, no entries per
     /// row, and the encoder copies the rows rather than matching each row's
     /// entries to the header. On 2,000 analytics rows this took a fifth off
@@ -412,165 +459,248 @@ impl PackReader<'_> {
     /// encoder one by one, had already taken 27% off the instructions of
     /// reading every row as objects). Items of arrays are not tried: the
     /// encoder writes those as lists. `None` otherwise: at once when the
-    /// first row does not fit
-    /// (its ops are looked at first), else with everything read for it
-    /// taken back (also the keys the table gained), so the items are read
-    /// one by one as usual: at worst an array is read twice, never more
-    /// (its nested containers are not tried here). Malformed ops also give
-    /// `None`: the usual reading then reports them.
+    /// first row does not fit (its ops are looked at first), else with
+    /// everything read for it taken back (also the keys the table gained),
+    /// so the items are read one by one as usual: at worst an array is read
+    /// twice, never more (its nested containers are not tried here).
+    /// Malformed ops also give `None`: the usual reading then reports them.
     ///
     /// [`EncodeValue::rendered_table`]: polywire::toon::encode::EncodeValue::rendered_table
     #[inline(never)]
-    fn table(&mut self, n: usize) -> Option<usize> {
+    fn table(&mut self, n: usize, depth: usize) -> Option<usize> {
         if n == 0 {
             return None;
         }
-        let op = self.op_at(self.pos)?;
-        let cols = (op >> P_SHIFT) as usize;
-        if op & ((1 << P_SHIFT) - 1) != P_OBJ || cols == 0 || cols > TABLE_MAX_COLS {
-            return None;
-        }
-        // Each row takes an op and a key and a value op per column.
+        // The first row's ops alone first, with nothing read: arrays of
+        // objects that hold arrays are common, and are then given up
+        // without taking anything back.
+        let mut leaves = 0;
+        self.row_ops_fit(self.pos, 0, &mut leaves)?;
+        let cols = (self.op_at(self.pos)? >> P_SHIFT) as usize;
+        // Each row takes an op and a key and a value op per entry.
         if n.saturating_mul(1 + 2 * cols) > self.ops.len() - self.pos {
             return None;
         }
-        // The first row's ops alone first, with nothing read: arrays of
-        // objects that hold containers are common, and are then given up
-        // without taking anything back.
-        let mut p = self.pos + 1;
-        for _ in 0..cols {
-            let (key, value) = (self.op_at(p)?, self.op_at(p + 1)?);
-            if !matches!(key & ((1 << P_SHIFT) - 1), P_KEY | P_KEY_NEW) {
-                return None;
-            }
-            p += match value & ((1 << P_SHIFT) - 1) {
-                P_NULL | P_FALSE | P_TRUE | P_STR | P_STR_WIDE => 2,
-                P_NUM => 3,
-                _ => return None,
-            };
-        }
         let arena = &*self.arena;
-        // Node ids, positions and row ends are u32 in a table's node.
-        let (cells, text) = (arena.nodes.len(), arena.table_text.len());
-        if cells + cols + n + 2 > u32::MAX as usize
-            || arena.items.len() + n > u32::MAX as usize
-            || arena.row_ends.len() + n > u32::MAX as usize
-            || text > u32::MAX as usize
-        {
+        // Positions in the items, the row ends and the text are u32 in a
+        // table's node.
+        let (nodes, text) = (arena.nodes.len(), arena.table_text.len());
+        if arena.items.len() + n > u32::MAX as usize || arena.row_ends.len() + n > u32::MAX as usize || text > u32::MAX as usize {
             return None;
         }
         let ends = arena.row_ends.len();
-        let mark = (self.pos, self.at, arena.text.len(), self.table.keys.len(), self.table.text.len(), self.wide_at);
-        let mut ids = std::mem::take(&mut self.arena.table_ids);
-        ids.clear();
-        let read = self.table_rows(n, cols, &mut ids);
-        self.arena.table_ids = ids;
-        if !matches!(read, Ok(true)) {
+        let mark = (self.pos, self.at, arena.text.len(), self.table.keys.len(), self.table.text.len(), self.wide_at, arena.entries.len());
+        let mut shape = std::mem::take(&mut self.arena.table_shape);
+        shape.clear();
+        let read = self.table_rows(n, depth, &mut shape);
+        self.arena.table_shape = shape;
+        let Ok(Some(first)) = read else {
             (self.pos, self.at, self.wide_at) = (mark.0, mark.1, mark.5);
-            self.arena.nodes.truncate(cells);
+            self.arena.nodes.truncate(nodes);
+            self.arena.entries.truncate(mark.6);
             self.arena.text.truncate(mark.2);
             self.arena.table_text.truncate(text);
             self.arena.row_ends.truncate(ends);
             self.table.keys.truncate(mark.3);
             self.table.text.truncate(mark.4);
             return None;
-        }
-        // The first row as an object of the cells read (the encoder takes
-        // the header from it), the others with its keys and unread values.
-        let Arena { nodes, entries, items, table_ids, .. } = &mut *self.arena;
-        // (Every id is in the table: `key` read it.)
-        let key = |id: usize| Key { span: self.table.keys.get(id).map_or(Span { start: 0, len: 0 }, |&(span, _)| span), src: true };
-        let first = entries.len();
-        entries.extend(table_ids.iter().enumerate().map(|(c, &id)| (key(id), cells + c)));
+        };
+        // The first row is the object read (the encoder takes the header
+        // from it); the others have its keys, each holding an unread value.
+        let Arena { nodes, entries, items, .. } = &mut *self.arena;
+        let Some(&Node::Object { start: keys, .. }) = nodes.get(first) else {
+            return None;
+        };
         let unread = nodes.len();
         nodes.push(Node::Unread);
         let rest = entries.len();
-        entries.extend(table_ids.iter().map(|&id| (key(id), unread)));
+        entries.extend_from_within(keys..keys + cols);
+        entries[rest..].iter_mut().for_each(|e| e.1 = unread);
         let rows = nodes.len();
-        nodes.push(Node::Object { start: first, len: cols, index_keys: false });
         nodes.extend((1..n).map(|_| Node::Object { start: rest, len: cols, index_keys: false }));
         let start = items.len();
-        items.extend(rows..rows + n);
-        Some(self.arena.push(Node::Table { start: start as u32, len: n as u32, cols: cols as u32, text: text as u32, ends: ends as u32 }))
+        items.push(first);
+        items.extend(rows..rows + n - 1);
+        Some(self.arena.push(Node::Table { start: start as u32, len: n as u32, cols: leaves as u32, text: text as u32, ends: ends as u32 }))
+    }
+
+    /// The end of the ops of the row object at `p` if they can make a table
+    /// row (see [`PackReader::table`]), counting its primitives in `leaves`;
+    /// `nest`: how deep in the row the object is.
+    fn row_ops_fit(&self, mut p: usize, nest: usize, leaves: &mut usize) -> Option<usize> {
+        let op = self.op_at(p)?;
+        let count = (op >> P_SHIFT) as usize;
+        if op & ((1 << P_SHIFT) - 1) != P_OBJ || count == 0 || nest > TABLE_MAX_NEST {
+            return None;
+        }
+        p += 1;
+        for _ in 0..count {
+            if !matches!(self.op_at(p)? & ((1 << P_SHIFT) - 1), P_KEY | P_KEY_NEW) {
+                return None;
+            }
+            p += 1;
+            p = match self.op_at(p)? & ((1 << P_SHIFT) - 1) {
+                P_NULL | P_FALSE | P_TRUE | P_STR | P_STR_WIDE => {
+                    *leaves += 1;
+                    p + 1
+                }
+                P_NUM => {
+                    *leaves += 1;
+                    p + 2
+                }
+                P_OBJ => self.row_ops_fit(p, nest + 1, leaves)?,
+                _ => return None,
+            };
+            if *leaves > TABLE_MAX_CELLS {
+                return None;
+            }
+        }
+        Some(p)
     }
 
     /// The rows of [`PackReader::table`], written to the arena's table text
-    /// (each row's end noted), the first row's cells also as nodes, and in
-    /// `ids` (empty) its key ids; false at the first op that does not fit.
-    fn table_rows(&mut self, n: usize, cols: usize, ids: &mut Vec<usize>) -> polywire::Result<bool> {
+    /// (each row's end noted): the first row read as an ordinary object and
+    /// its shape noted in `shape` (depth first, per entry: its key's id
+    /// and, for a field group, its count, else 0), the others read against
+    /// that shape. The first row's node; `None` at the first op or key that
+    /// does not fit.
+    fn table_rows(&mut self, n: usize, depth: usize, shape: &mut Vec<(usize, usize)>) -> polywire::Result<Option<usize>> {
         let cells = CellWriter::new(self.arena.table_delimiter);
         let base = self.arena.table_text.len();
-        for r in 0..n {
-            let (_, tag, payload) = self.next_op()?;
-            if tag != P_OBJ || payload != cols {
+        let (ops, new_keys) = (self.pos, self.table.keys.len());
+        let first = self.value(depth + 1, false)?;
+        let Arena { nodes, entries, text, table_text, .. } = &mut *self.arena;
+        if !first_row(nodes, entries, text, first, shape, &cells, table_text, &mut true) {
+            return Ok(None);
+        }
+        self.row_end(base)?;
+        // The first row's keys by id, from its ops (in the order of its
+        // entries, depth first): an id a `P_KEY` gives, or the next new one.
+        let (mut p, mut new, mut keys) = (ops, new_keys, shape.iter_mut());
+        while keys.len() > 0 {
+            let Some(op) = self.op_at(p) else { break };
+            p += 1;
+            match op & ((1 << P_SHIFT) - 1) {
+                P_KEY | P_KEY_NEW => {
+                    let Some(entry) = keys.next() else { break };
+                    entry.0 = if op & ((1 << P_SHIFT) - 1) == P_KEY {
+                        (op >> P_SHIFT) as usize
+                    } else {
+                        new += 1;
+                        new - 1
+                    };
+                }
+                P_NUM => p += 1,
+                _ => {}
+            }
+        }
+        if keys.next().is_some() {
+            return Ok(None);
+        }
+        let flat = shape.iter().all(|&(_, group)| group == 0);
+        let cols = match self.arena.nodes.get(first) {
+            Some(&Node::Object { len, .. }) => len,
+            _ => return Ok(None),
+        };
+        for _ in 1..n {
+            let fits = if flat { self.flat_row_cells(shape, &cells)? } else { self.row_cells(shape, &mut 0, cols, &cells, &mut true)? };
+            if !fits {
+                return Ok(None);
+            }
+            self.row_end(base)?;
+        }
+        Ok(Some(first))
+    }
+
+    /// Notes where a row ends (relative to the table's text at `base`).
+    #[inline]
+    fn row_end(&mut self, base: usize) -> polywire::Result<()> {
+        let end = self.arena.table_text.len() - base;
+        let end = u32::try_from(end).map_err(|_| malformed(self.pos, "table text beyond 4 GiB"))?;
+        self.arena.row_ends.push(end);
+        Ok(())
+    }
+
+    /// The cells of a row after the first, written from its ops, for a
+    /// shape without field groups (most tables); false when the row does
+    /// not have that shape.
+    fn flat_row_cells(&mut self, shape: &[(usize, usize)], cells: &CellWriter) -> polywire::Result<bool> {
+        let (_, tag, payload) = self.next_op()?;
+        if tag != P_OBJ || payload != shape.len() {
+            return Ok(false);
+        }
+        for (c, &(key, _)) in shape.iter().enumerate() {
+            let (_, tag, id) = self.next_op()?;
+            if tag != P_KEY || id != key {
                 return Ok(false);
             }
-            for c in 0..cols {
-                if r == 0 {
-                    // The first row's keys join the table as `key` has them.
-                    let new = self.table.keys.len();
-                    let (_, tag, payload) = self.peek_op()?;
-                    if tag != P_KEY && tag != P_KEY_NEW {
-                        return Ok(false);
-                    }
-                    let (_, index) = self.key()?;
-                    if index {
-                        return Ok(false);
-                    }
-                    ids.push(if tag == P_KEY { payload } else { new });
-                } else {
-                    let (_, tag, payload) = self.next_op()?;
-                    if tag != P_KEY || Some(&payload) != ids.get(c) {
-                        return Ok(false);
-                    }
-                }
-                if c > 0 {
-                    cells.delimit(&mut self.arena.table_text);
-                }
-                let (at, tag, payload) = self.next_op()?;
-                let out = &mut self.arena.table_text;
-                let node = match tag {
-                    P_NULL => {
-                        out.push_str("null");
-                        Node::Null
-                    }
-                    P_FALSE => {
-                        out.push_str("false");
-                        Node::Bool(false)
-                    }
-                    P_TRUE => {
-                        out.push_str("true");
-                        Node::Bool(true)
-                    }
-                    P_NUM => {
-                        let &f = self.ops.get(self.pos).ok_or_else(|| malformed(at, "ops end before the number"))?;
-                        self.pos += 1;
-                        cells.number(out, f);
-                        Node::Float(f)
-                    }
-                    P_STR | P_STR_WIDE => {
-                        let mark = self.arena.text.len();
-                        let span = if tag == P_STR { self.string(payload, at)? } else { self.wide_string(payload, at)? };
-                        let Arena { text, table_text, .. } = &mut *self.arena;
-                        cells.string(table_text, slice(text, span));
-                        // Only the first row's strings are kept (the others
-                        // were appended only when not a span of ASCII text).
-                        if r > 0 {
-                            text.truncate(mark);
-                        }
-                        Node::Str(span)
-                    }
-                    _ => return Ok(false),
-                };
-                if r == 0 {
-                    self.arena.nodes.push(node);
-                }
+            if c > 0 {
+                cells.delimit(&mut self.arena.table_text);
             }
-            let end = self.arena.table_text.len() - base;
-            if end > u32::MAX as usize {
+            if !self.cell(cells)? {
                 return Ok(false);
             }
-            self.arena.row_ends.push(end as u32);
+        }
+        Ok(true)
+    }
+
+    /// The cells of a row after the first, written from its ops: an object
+    /// of `count` entries whose keys are `shape`'s from `*at` on; false when
+    /// it does not have that shape.
+    fn row_cells(&mut self, shape: &[(usize, usize)], at: &mut usize, count: usize, cells: &CellWriter, first: &mut bool) -> polywire::Result<bool> {
+        let (_, tag, payload) = self.next_op()?;
+        if tag != P_OBJ || payload != count {
+            return Ok(false);
+        }
+        for _ in 0..count {
+            let Some(&(key, group)) = shape.get(*at) else {
+                return Ok(false);
+            };
+            *at += 1;
+            let (_, tag, id) = self.next_op()?;
+            if tag != P_KEY || id != key {
+                return Ok(false);
+            }
+            if group > 0 {
+                if !self.row_cells(shape, at, group, cells, first)? {
+                    return Ok(false);
+                }
+                continue;
+            }
+            if !std::mem::replace(first, false) {
+                cells.delimit(&mut self.arena.table_text);
+            }
+            if !self.cell(cells)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// The next value op as a table cell written to the table's text;
+    /// false when it is not a primitive.
+    #[inline(always)]
+    fn cell(&mut self, cells: &CellWriter) -> polywire::Result<bool> {
+        let (op, tag, payload) = self.next_op()?;
+        let out = &mut self.arena.table_text;
+        match tag {
+            P_NULL => out.push_str("null"),
+            P_FALSE => out.push_str("false"),
+            P_TRUE => out.push_str("true"),
+            P_NUM => {
+                let &f = self.ops.get(self.pos).ok_or_else(|| malformed(op, "ops end before the number"))?;
+                self.pos += 1;
+                cells.number(out, f);
+            }
+            P_STR | P_STR_WIDE => {
+                let mark = self.arena.text.len();
+                let span = if tag == P_STR { self.string(payload, op)? } else { self.wide_string(payload, op)? };
+                let Arena { text, table_text, .. } = &mut *self.arena;
+                cells.string(table_text, slice(text, span));
+                // Not kept: only appended when not a span of ASCII text.
+                text.truncate(mark);
+            }
+            _ => return Ok(false),
         }
         Ok(true)
     }

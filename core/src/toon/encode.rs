@@ -195,8 +195,10 @@ pub trait EncodeValue<'k>: Clone {
 
     /// A fast path for tables, for a walk that writes cells as it reads
     /// them: when this is an array of objects that all have the same keys
-    /// in the same order (at least one, none an array index) and only
-    /// primitive values, its rows' cells as [`CellWriter`] writes them.
+    /// in the same order (at least one, none an array index) whose values
+    /// are primitives or objects of the same kind (field groups, each of
+    /// the same shape in every row), its rows' cells (the primitives, depth
+    /// first) as [`CellWriter`] writes them.
     /// The encoder then copies the rows instead of walking them (the header
     /// still comes from the first item's entries) when it writes the array
     /// as a table with that delimiter; otherwise it walks the rows as
@@ -211,7 +213,7 @@ pub trait EncodeValue<'k>: Clone {
 /// (see [`EncodeValue::rendered_table`]).
 #[derive(Clone, Copy, Debug)]
 pub struct RenderedTable<'a> {
-    /// Cells in each row.
+    /// Cells in each row (the primitives of a row, field groups' included).
     pub columns: usize,
     /// The delimiter between cells (and the one the cells were quoted for).
     pub delimiter: Delimiter,
@@ -874,6 +876,11 @@ fn flat_fields<'k, V: EncodeValue<'k>>(first: &V, nest: usize) -> Result<Option<
     Ok((!fields.is_empty()).then_some(fields))
 }
 
+/// The cells a row of a table with these header fields has.
+fn leaf_count(fields: &[Field<'_>]) -> usize {
+    fields.iter().map(|f| if f.children.is_empty() { 1 } else { leaf_count(&f.children) }).sum()
+}
+
 /// An object in keyed tabular form: its values (the rows, in order) and the
 /// header fields.
 struct Keyed<'k, V> {
@@ -1271,11 +1278,7 @@ impl Writer<'_> {
         self.header(key, n, Some(&fields), false);
         let row_depth = depth + if list_item { 2 } else { 1 };
         if let Some(table) = arr.rendered_table() {
-            if table.columns == fields.len()
-                && table.delimiter == self.delimiter
-                && table.row_ends.len() == n
-                && fields.iter().all(|f| f.children.is_empty())
-            {
+            if table.columns == leaf_count(&fields) && table.delimiter == self.delimiter && table.row_ends.len() == n {
                 self.rendered_rows(&table, row_depth)?;
                 return Ok(true);
             }
@@ -2247,31 +2250,55 @@ mod tests {
             match v {
                 serde_json::Value::Array(rows) => {
                     rows.iter().for_each(|r| self.render(r));
-                    let Some(first) = rows.first().and_then(|r| r.as_object()) else { return };
-                    let uniform = rows.iter().all(|r| {
-                        r.as_object().is_some_and(|o| {
-                            o.len() == first.len()
-                                && o.iter().zip(first.keys()).all(|((k, v), f)| k == f && !v.is_array() && !v.is_object())
-                        })
-                    });
-                    if first.is_empty() || first.keys().any(|k| array_index(k).is_some()) || !uniform {
+                    let Some(first) = rows.first() else { return };
+                    if !rows.iter().all(|r| same_shape(r, first)) {
                         return;
                     }
                     let cells = CellWriter::new(self.1);
-                    let (mut text, mut ends) = (String::new(), Vec::new());
-                    for row in rows.iter().filter_map(|r| r.as_object()) {
-                        for (c, v) in row.values().enumerate() {
-                            if c > 0 {
-                                cells.delimit(&mut text);
-                            }
-                            cells.primitive(&mut text, &v.kind().unwrap()).unwrap();
-                        }
+                    let (mut text, mut ends, mut columns) = (String::new(), Vec::new(), 0);
+                    for row in rows {
+                        let start = text.len();
+                        columns = write_leaves(row, &cells, &mut text, &mut true);
+                        debug_assert!(text.len() >= start);
                         ends.push(text.len() as u32);
                     }
-                    self.0.insert(v as *const _ as usize, (text, ends, first.len()));
+                    self.0.insert(v as *const _ as usize, (text, ends, columns));
                 }
                 serde_json::Value::Object(m) => m.values().for_each(|v| self.render(v)),
                 _ => {}
+            }
+        }
+    }
+
+    /// Whether `row` is a table row of `first`'s shape: non-empty objects
+    /// with the same keys (no array index) in the same order, holding
+    /// primitives or (field groups) such objects in the same places.
+    fn same_shape(row: &serde_json::Value, first: &serde_json::Value) -> bool {
+        let (Some(r), Some(f)) = (row.as_object(), first.as_object()) else { return false };
+        !f.is_empty()
+            && r.len() == f.len()
+            && r.iter().zip(f).all(|((rk, rv), (fk, fv))| {
+                rk == fk
+                    && array_index(rk).is_none()
+                    && match (rv, fv) {
+                        (serde_json::Value::Object(_), serde_json::Value::Object(_)) => same_shape(rv, fv),
+                        (serde_json::Value::Array(_), _) | (_, serde_json::Value::Array(_)) => false,
+                        (serde_json::Value::Object(_), _) | (_, serde_json::Value::Object(_)) => false,
+                        _ => true,
+                    }
+            })
+    }
+
+    /// Writes the primitives of a row, depth first; their number.
+    fn write_leaves(row: &serde_json::Value, cells: &CellWriter, out: &mut String, first: &mut bool) -> usize {
+        match row {
+            serde_json::Value::Object(m) => m.values().map(|v| write_leaves(v, cells, out, first)).sum(),
+            v => {
+                if !std::mem::replace(first, false) {
+                    cells.delimit(out);
+                }
+                cells.primitive(out, &v.kind().unwrap()).unwrap();
+                1
             }
         }
     }
@@ -2307,10 +2334,14 @@ mod tests {
         use proptest::prelude::*;
         // Mostly primitives; now and then a container, so that some arrays
         // are not tables.
+        let primitive = arb_primitive("[ a1:,|\"\t-]{0,4}");
         let cell = prop_oneof![
-            5 => arb_primitive("[ a1:,|\"\t-]{0,4}"),
+            5 => primitive.clone(),
             1 => Just(json!({})),
             1 => Just(json!([1])),
+            // Field groups, mostly of one shape.
+            2 => (primitive.clone(), primitive.clone()).prop_map(|(x, y)| json!({"g": x, "h": {"i": y}})),
+            1 => primitive.prop_map(|x| json!({"g": x})),
         ];
         let keys = proptest::sample::subsequence(vec!["a", "b", "1", "c d", ""], 0..4);
         (keys, proptest::collection::vec(proptest::collection::vec(cell, 4), 0..4), 0usize..4).prop_map(|(keys, rows, context)| {
