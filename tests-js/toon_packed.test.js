@@ -361,20 +361,24 @@ test('packed: malformed packed input gives a typed error', () => {
   const table = [op(5, 3), op(6, 2), op(7, 1), op(3), 1.5, op(7, 1), op(4, 1),
     op(6, 2), op(8, 0), op(0), op(8, 1), op(4, 2), op(6, 2), op(8, 0), op(2), op(8, 1), op(4, 0)]
   assert.equal(call(table, 'abcde', true), '[3]{a,b}:\n  1.5,c\n  null,de\n  true,""')
+  // Every slot swapped with each of these in turn.
   const swaps = [op(0), op(3), op(4, 1), op(5, 1), op(6, 1), op(6, 2), op(7, 1), op(8, 0), op(8, 1), op(8, 2), op(9, 1), 2.5]
-  for (let at = 0; at < table.length; at++) {
-    for (const swap of swaps) {
-      const slots = table.slice()
-      slots[at] = swap
-      try {
-        assert.equal(typeof call(slots, 'abcde', true), 'string')
-      } catch (e) {
-        assertTypedError(() => {
-          throw e
-        }, `table slot ${at} -> ${JSON.stringify(swap)}`)
+  const eachSwap = (what, good, text) => {
+    for (let at = 0; at < good.length; at++) {
+      for (const swap of swaps) {
+        const slots = good.slice()
+        slots[at] = swap
+        try {
+          assert.equal(typeof call(slots, text, true), 'string')
+        } catch (e) {
+          assertTypedError(() => {
+            throw e
+          }, `${what} slot ${at} -> ${JSON.stringify(swap)}`)
+        }
       }
     }
   }
+  eachSwap('table', table, 'abcde')
   // The wide text and Latin-1 text.
   wideText = 'wide日'
   assert.equal(call([op(5, 3), op(4, 1), op(10, 4), op(10, 1)], 'é'), '[3]: é,wide,日')
@@ -393,19 +397,7 @@ test('packed: malformed packed input gives a typed error', () => {
   // A table with a field group, each slot changed likewise.
   const grouped = [op(5, 2), op(6, 1), op(7, 1), op(6, 1), op(7, 1), op(3), 1, op(6, 1), op(8, 0), op(6, 1), op(8, 1), op(4, 1)]
   assert.equal(call(grouped, 'abx', true), '[2]{a{b}}:\n  1\n  x')
-  for (let at = 0; at < grouped.length; at++) {
-    for (const swap of swaps) {
-      const slots = grouped.slice()
-      slots[at] = swap
-      try {
-        assert.equal(typeof call(slots, 'abx', true), 'string')
-      } catch (e) {
-        assertTypedError(() => {
-          throw e
-        }, `grouped slot ${at} -> ${JSON.stringify(swap)}`)
-      }
-    }
-  }
+  eachSwap('grouped', grouped, 'abx')
   // Random input: only typed errors or text.
   const next = lcg(3)
   const slot = () => {
