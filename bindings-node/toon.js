@@ -398,9 +398,9 @@ let packState = -1
 let packBuf = new Float64Array(2048)
 let packOps32 = new Int32Array(packBuf.buffer)
 // The strings and new keys, in walk order, appended with `+=`: V8 makes a
-// rope that napi_get_value_string_utf16 writes out in one pass. (Pushed to
-// an array and joined, they were copied twice, and the array grown: 3-6%
-// slower on every benchmark dataset.)
+// rope, flattened once at the end (by WIDE_CHAR's test) and copied by Rust.
+// (Pushed to an array and joined, the array had to grow and the join cost
+// more than the flattening: 3-6% slower on every benchmark dataset.)
 let packText = ''
 // Strings of at least PACK_WIDE_MIN units that hold a character beyond
 // U+00FF, so that packText can stay one-byte and go to Rust as Latin-1
@@ -439,6 +439,16 @@ function packGrow(at) {
   return (packBuf = b)
 }
 
+// A string value appended to its text; its op's tag.
+function packString(item) {
+  if (item.length >= PACK_WIDE_MIN && WIDE_CHAR.test(item)) {
+    packWide += item
+    return P_STR_WIDE
+  }
+  packText += item
+  return P_STR
+}
+
 // The walk: each function writes one value's ops from `at` and returns the
 // position after them, or -1 when the value is not plain (see isPlain) or
 // too large for an op. A caller makes room for four slots (a key op and a
@@ -465,13 +475,7 @@ function packOther(item, at, depth, inArray) {
   }
   if (typeof item === 'string') {
     if (item.length >= P_MAX) return -1
-    if (item.length >= PACK_WIDE_MIN && WIDE_CHAR.test(item)) {
-      packOps32[at << 1] = item.length * P_UNIT + P_STR_WIDE
-      packWide += item
-    } else {
-      packOps32[at << 1] = item.length * P_UNIT + P_STR
-      packText += item
-    }
+    packOps32[at << 1] = item.length * P_UNIT + packString(item)
     return at + 1
   }
   if (typeof item === 'number') {
@@ -562,13 +566,7 @@ function packObject(value, at, depth) {
       at += 2
     } else if (typeof item === 'string') {
       if (item.length >= P_MAX) return -1
-      if (item.length >= PACK_WIDE_MIN && WIDE_CHAR.test(item)) {
-        w[at++ << 1] = item.length * P_UNIT + P_STR_WIDE
-        packWide += item
-      } else {
-        w[at++ << 1] = item.length * P_UNIT + P_STR
-        packText += item
-      }
+      w[at++ << 1] = item.length * P_UNIT + packString(item)
     } else {
       at = packOther(item, at, depth, false)
       if (at < 0) return -1

@@ -189,12 +189,7 @@ impl Arena {
     }
 
     fn reset(&mut self) {
-        self.nodes.clear();
-        self.items.clear();
-        self.entries.clear();
-        self.text.clear();
-        self.table_text.clear();
-        self.row_ends.clear();
+        self.reset_to(0);
         self.raw_key = None;
         self.raws.clear();
     }
