@@ -616,8 +616,13 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 fn push_quoted(out: &mut String, s: &str) {
     out.reserve(s.len() + 2);
     out.push('"');
+    push_escaped(out, s, 0);
+}
+
+/// The rest of a quoted string: `s` from `start` (a char boundary)
+/// escaped, and the closing quote.
+fn push_escaped(out: &mut String, s: &str, mut start: usize) {
     let bytes = s.as_bytes();
-    let mut start = 0;
     loop {
         // The bytes to escape are JSON's (`"`, `\`, C0 controls): skip the
         // runs between them eight bytes at a time.
@@ -673,10 +678,83 @@ fn push_f64(out: &mut String, f: f64) {
 /// string (`quote`: the bytes that force quotes, `delim` among them).
 #[inline]
 fn push_string(out: &mut String, s: &str, quote: &[bool; 256], delim: u8) {
+    #[cfg(target_arch = "x86_64")]
+    if s.len() >= 16 {
+        push_long_string(out, s, delim);
+        return;
+    }
     if is_safe_unquoted(s, quote, delim) {
         push_piece(out, s);
     } else {
         push_quoted(out, s);
+    }
+}
+
+/// [`push_string`] for a string of at least 16 bytes, in one pass instead
+/// of three (the scan for bytes that force quotes, the scan for bytes to
+/// escape, the copy): sixteen bytes a step are copied just after an opening
+/// quote while both kinds of byte are looked for. Long strings are mostly
+/// free text, which usually needs quotes (a comma, a colon) and seldom an
+/// escape, so the copy usually stands and is closed with a quote. Without a
+/// byte that forces quotes it moves back over the opening quote; at the
+/// first byte to escape, [`push_escaped`] goes on from there.
+#[cfg(target_arch = "x86_64")]
+fn push_long_string(out: &mut String, s: &str, delim: u8) {
+    use std::arch::x86_64::*;
+    let b = s.as_bytes();
+    let n = b.len();
+    debug_assert!(n >= 16);
+    // `is_safe_unquoted`'s other tests ("true", "false" and "null" are
+    // shorter than 16 bytes).
+    let forced = matches!(b[0], b' ' | b'\t' | b'-' | b'#') || matches!(b[n - 1], b' ' | b'\t') || is_numeric_like(b);
+    out.reserve(n + 2);
+    // SAFETY: SSE2 is baseline on x86_64. Loads read 16 bytes inside `b`
+    // (the last one overlapping the one before); stores write 16 bytes
+    // within `start + 1 .. start + 1 + n`, and the closing quote goes at
+    // `start + 1 + n`: all inside the `n + 2` bytes reserved. The length
+    // covers only bytes written: copies of `b` up to a char boundary (a
+    // byte to escape is ASCII) and the quotes.
+    unsafe {
+        let v = out.as_mut_vec();
+        let start = v.len();
+        let quote_at = v.as_mut_ptr().add(start);
+        let dst = quote_at.add(1);
+        *quote_at = b'"';
+        let mut marks = _mm_setzero_si128();
+        let mut i = 0;
+        while i < n {
+            // The last step overlaps bytes already checked and copied.
+            let at = if i + 16 <= n { i } else { n - 16 };
+            let x = _mm_loadu_si128(b.as_ptr().add(at) as *const __m128i);
+            let eq = |c: u8| _mm_cmpeq_epi8(x, _mm_set1_epi8(c as i8));
+            let control = _mm_cmpeq_epi8(_mm_max_epu8(x, _mm_set1_epi8(0x1F)), _mm_set1_epi8(0x1F));
+            _mm_storeu_si128(dst.add(at) as *mut __m128i, x);
+            let escape = _mm_movemask_epi8(_mm_or_si128(control, _mm_or_si128(eq(b'"'), eq(b'\\'))));
+            if escape != 0 {
+                // Every byte to escape forces quotes too. The bytes before
+                // it are copied (an overlapping step finds none before `i`),
+                // and, being ASCII, it is at a char boundary.
+                let at = at + escape.trailing_zeros() as usize;
+                v.set_len(start + 1 + at);
+                push_escaped(out, s, at);
+                return;
+            }
+            // `[`/`{` and `]`/`}` differ only in bit 5.
+            let folded = _mm_or_si128(x, _mm_set1_epi8(0x20));
+            let brackets = _mm_or_si128(
+                _mm_cmpeq_epi8(folded, _mm_set1_epi8(b'{' as i8)),
+                _mm_cmpeq_epi8(folded, _mm_set1_epi8(b'}' as i8)),
+            );
+            marks = _mm_or_si128(marks, _mm_or_si128(brackets, _mm_or_si128(eq(b':'), eq(delim))));
+            i = at + 16;
+        }
+        if forced || _mm_movemask_epi8(marks) != 0 {
+            *dst.add(n) = b'"';
+            v.set_len(start + n + 2);
+        } else {
+            std::ptr::copy(dst, quote_at, n);
+            v.set_len(start + n);
+        }
     }
 }
 
@@ -1761,6 +1839,50 @@ mod tests {
                         assert_eq!(any_in_table(&b, table), expected);
                     }
                 }
+            }
+        }
+    }
+
+    /// `push_string` as the reference decides and escapes, without the
+    /// one-pass path for long strings.
+    fn push_string_slowly(out: &mut String, s: &str, delim: u8) {
+        if is_safe_unquoted(s, quote_table_for(delim), delim) {
+            out.push_str(s);
+        } else {
+            push_quoted(out, s);
+        }
+    }
+
+    #[test]
+    fn long_strings_in_one_pass_agree_with_the_scans() {
+        // Every ASCII character and some wider ones, at every offset of
+        // lengths around the 16-byte steps, after some text, for each
+        // delimiter; and strings that need quotes only for their ends or
+        // for looking like a number.
+        let chars = (0u8..0x80).map(char::from).chain(['\u{e9}', '\u{20ac}', '\u{1f600}', '\u{feff}']);
+        let chars: Vec<char> = chars.collect();
+        for delim in [b',', b'\t', b'|'] {
+            let check = |s: &str| {
+                let (mut fast, mut slow) = ("ab".to_owned(), "ab".to_owned());
+                push_string(&mut fast, s, quote_table_for(delim), delim);
+                push_string_slowly(&mut slow, s, delim);
+                assert_eq!(fast, slow, "{delim} {s:?}");
+            };
+            for len in 1..50 {
+                for at in 0..len {
+                    for &c in &chars {
+                        let mut s: String = "a".repeat(at);
+                        s.push(c);
+                        s.push_str(&"a".repeat(len - at - 1));
+                        check(&s);
+                        // A second character to escape after the first.
+                        s.push('"');
+                        check(&s);
+                    }
+                }
+            }
+            for s in ["-aaaaaaaaaaaaaaaaaa", " aaaaaaaaaaaaaaaaaa", "aaaaaaaaaaaaaaaaaa ", "#aaaaaaaaaaaaaaaaaa", "1234567890123456789", "-1.5e+123456789012", "12345678901234567a"] {
+                check(s);
             }
         }
     }
