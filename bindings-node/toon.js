@@ -376,7 +376,7 @@ const P_OBJ = 6
 const P_KEY_NEW = 7
 const P_KEY = 8
 const P_KEY_TEXT = 9
-/** A string of the wide text (see packWide). */
+/** A string of the wide text (see packStrs). */
 const P_STR_WIDE = 10
 const P_SHIFT = 4
 /** `1 << P_SHIFT`: an op is `payload * P_UNIT + tag`. */
@@ -397,19 +397,24 @@ let packState = -1
 // (`packOps32[2 * at]`), a number a double (`packBuf[at]`).
 let packBuf = new Float64Array(2048)
 let packOps32 = new Int32Array(packBuf.buffer)
-// The strings and new keys, in walk order, appended with `+=`: V8 makes a
-// rope, flattened once at the end (by WIDE_CHAR's test) and copied by Rust.
-// (Pushed to an array and joined, the array had to grow and the join cost
-// more than the flattening: 3-6% slower on every benchmark dataset.)
-let packText = ''
-// Strings of at least PACK_WIDE_MIN units that hold a character beyond
-// U+00FF, so that packText can stay one-byte and go to Rust as Latin-1
-// (V8 flattens a one-byte rope with plain copies; a two-byte one is
-// widened piece by piece, and then read at twice the bytes). A regular
-// expression that needs such a character fails on a one-byte string
-// without looking at it (11 ns); on a two-byte string it scans, hence
-// only long strings, where the text is, are checked.
-let packWide = ''
+// The walk's text, in two strings appended with `+=`, each a rope that V8
+// flattens once at the end (by WIDE_CHAR's test, or as Rust reads it):
+// * text: the strings and new keys, in walk order;
+// * wide: strings of at least PACK_WIDE_MIN units that hold a character
+//   beyond U+00FF, so that `text` can stay one-byte and go to Rust as
+//   Latin-1 (V8 flattens a one-byte rope with plain copies; a two-byte one
+//   is widened piece by piece, and then read at twice the bytes). A
+//   regular expression that needs such a character fails on a one-byte
+//   string without looking at it (11 ns); on a two-byte string it scans,
+//   hence only long strings, where the text is, are checked.
+// They are properties of an object made for each call rather than module
+// variables: a store into the module's (old) context of a new rope piece
+// takes the write barrier's slow path every time, a store into a young
+// object does not (repos 2-4% faster). Pushed to an array and joined
+// instead of `+=`, the array had to grow and the join cost more than the
+// flattening: 3-6% slower on every benchmark dataset.
+let packStrs = { text: '', wide: '' }
+const PACK_NO_STRS = packStrs
 const WIDE_CHAR = /[^\x00-\xff]/
 const PACK_WIDE_MIN = 64
 const packKeyIds = new Map()
@@ -442,10 +447,10 @@ function packGrow(at) {
 // A string value appended to its text; its op's tag.
 function packString(item) {
   if (item.length >= PACK_WIDE_MIN && WIDE_CHAR.test(item)) {
-    packWide += item
+    packStrs.wide += item
     return P_STR_WIDE
   }
-  packText += item
+  packStrs.text += item
   return P_STR
 }
 
@@ -547,11 +552,11 @@ function packObject(value, at, depth) {
         id = packKeyIds.size
         packKeyIds.set(key, id)
         w[at++ << 1] = key.length * P_UNIT + P_KEY_NEW
-        packText += key
+        packStrs.text += key
       } else {
         if (key.length >= P_MAX) return -1
         w[at++ << 1] = key.length * P_UNIT + P_KEY_TEXT
-        packText += key
+        packStrs.text += key
       }
       if (id >= 0 && count < PACK_CACHE_SLOTS) {
         cache[count] = key
@@ -598,8 +603,7 @@ function forgetKeys() {
 function encodePacked(input, o) {
   if (objectPrototypeEnumerable()) return undefined
   if (packKeyIds.size >= PACK_KEY_CAP) forgetKeys()
-  packText = ''
-  packWide = ''
+  packStrs = { text: '', wide: '' }
   packing = true
   let end = -1
   try {
@@ -611,9 +615,8 @@ function encodePacked(input, o) {
   } finally {
     packing = false
   }
-  const text = packText
-  const wide = packWide
-  packText = packWide = ''
+  const { text, wide } = packStrs
+  packStrs = PACK_NO_STRS
   if (end < 0) {
     forgetKeys()
     return undefined

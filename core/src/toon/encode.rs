@@ -705,8 +705,11 @@ fn push_long_string(out: &mut String, s: &str, delim: u8) {
     let n = b.len();
     debug_assert!(n >= 16);
     // `is_safe_unquoted`'s other tests ("true", "false" and "null" are
-    // shorter than 16 bytes).
-    let forced = matches!(b[0], b' ' | b'\t' | b'-' | b'#') || matches!(b[n - 1], b' ' | b'\t') || is_numeric_like(b);
+    // shorter than 16 bytes; a number starts with a digit or a sign, and a
+    // leading `-` forces quotes anyway).
+    let forced = matches!(b[0], b' ' | b'\t' | b'-' | b'#')
+        || matches!(b[n - 1], b' ' | b'\t')
+        || (matches!(b[0], b'0'..=b'9' | b'+') && is_numeric_like(b));
     out.reserve(n + 2);
     // SAFETY: SSE2 is baseline on x86_64. Loads read 16 bytes inside `b`
     // (the last one overlapping the one before); stores write 16 bytes
