@@ -418,17 +418,31 @@ const PACK_NO_STRS = packStrs
 const WIDE_CHAR = /[^\x00-\xff]/
 const PACK_WIDE_MIN = 64
 const packKeyIds = new Map()
-// Per nesting depth, the first keys of the last object packed there and
-// their ids (siblings mostly share their keys; a string comparison costs
-// less than a Map lookup).
+// Per parent key, the first keys of the last object packed under it and
+// their ids: objects under one key mostly share their keys (rows under
+// their array's key), and a string comparison costs less than a Map
+// lookup. The cache slot of an object is its key's id + 1 (of an array's
+// items, the array's), 0 for the root and for keys without an id. (Per
+// nesting depth instead, as before, config's objects, siblings with
+// different keys, missed 70 times in 185: their walk took 10% longer.)
+// A cache starts at PACK_CACHE_START keys and grows to PACK_CACHE_SLOTS,
+// so that a document with many parent keys keeps little.
 let packKeyCache = []
 let packKeyCacheIds = []
+const PACK_CACHE_START = 8
 const PACK_CACHE_SLOTS = 64
 
-// Strings only (no holes), so that comparing with a key is a string compare.
-function newKeyCache(depth) {
-  packKeyCacheIds[depth] = new Int32Array(PACK_CACHE_SLOTS).fill(-1)
-  return (packKeyCache[depth] = new Array(PACK_CACHE_SLOTS).fill(''))
+// Strings only (no holes), so that comparing with a key is a string
+// compare; a cache of `size` keys with the first `keep` of `from`'s.
+function newKeyCache(slot, size = PACK_CACHE_START, from = undefined, keep = 0) {
+  const ids = new Int32Array(size).fill(-1)
+  const keys = new Array(size).fill('')
+  for (let i = 0; i < keep; i++) {
+    keys[i] = from[i]
+    ids[i] = packKeyCacheIds[slot][i]
+  }
+  packKeyCacheIds[slot] = ids
+  return (packKeyCache[slot] = keys)
 }
 let packReset = true
 // Set while a value is walked: a getter that encodes again takes the JSON
@@ -458,13 +472,14 @@ function packString(item) {
 // position after them, or -1 when the value is not plain (see isPlain) or
 // too large for an op. A caller makes room for four slots (a key op and a
 // number, or a value op) before each item; a container grows the array
-// itself as its items need and callers then read `packBuf` again.
+// itself as its items need and callers then read `packBuf` again. `slot`:
+// the key cache of the objects there (see packKeyCache).
 
 // One value of any kind (the containers' loops write strings and numbers
 // themselves and call this for the rest; the root comes here too). With
 // `inArray`, undefined, functions and symbols are null, as both
 // JSON.stringify and the reference have them in arrays.
-function packOther(item, at, depth, inArray) {
+function packOther(item, at, depth, inArray, slot) {
   // Each test a `typeof item === '...'` of its own: V8 compiles that to a
   // check, but calls a builtin for a typeof whose string is kept or switched on.
   if (typeof item === 'object') {
@@ -472,7 +487,7 @@ function packOther(item, at, depth, inArray) {
       packOps32[at << 1] = P_NULL
       return at + 1
     }
-    return Array.isArray(item) ? packArray(item, at, depth + 1) : packObject(item, at, depth + 1)
+    return Array.isArray(item) ? packArray(item, at, depth + 1, slot) : packObject(item, at, depth + 1, slot)
   }
   if (typeof item === 'boolean') {
     packOps32[at << 1] = item ? P_TRUE : P_FALSE
@@ -496,7 +511,7 @@ function packOther(item, at, depth, inArray) {
 // A toJSON that is not undefined (the reference calls it when it is a
 // function) sends the value to the JSON route, which normalises as the
 // reference does; a load costs less than `'toJSON' in value`.
-function packArray(value, at, depth) {
+function packArray(value, at, depth, slot) {
   if (depth > MAX_DEPTH || value.toJSON !== undefined) return -1
   const n = value.length
   if (n >= P_MAX) return -1
@@ -514,7 +529,7 @@ function packArray(value, at, depth) {
       b[at + 1] = item
       at += 2
     } else {
-      at = packOther(item, at, depth, true)
+      at = packOther(item, at, depth, true, slot)
       if (at < 0) return -1
       b = packBuf
       w = packOps32
@@ -523,7 +538,7 @@ function packArray(value, at, depth) {
   return at
 }
 
-function packObject(value, at, depth) {
+function packObject(value, at, depth, slot) {
   // toJSON first: the load checks the object's map, which lets V8 inline
   // getPrototypeOf (without it, a runtime call per object).
   if (depth > MAX_DEPTH || value.toJSON !== undefined) return -1
@@ -533,15 +548,15 @@ function packObject(value, at, depth) {
   let w = packOps32
   const head = at++
   let count = 0
-  const cache = packKeyCache[depth] ?? newKeyCache(depth)
-  const cacheIds = packKeyCacheIds[depth]
+  let cache = packKeyCache[slot] ?? newKeyCache(slot)
+  let cacheIds = packKeyCacheIds[slot]
   for (const key in value) {
     if (at + 4 > b.length) {
       b = packGrow(at)
       w = packOps32
     }
     // A slot not yet filled holds '' with id -1 (an empty key is a key too).
-    let id = count < PACK_CACHE_SLOTS && cache[count] === key ? cacheIds[count] : -1
+    let id = count < cache.length && cache[count] === key ? cacheIds[count] : -1
     if (id >= 0) {
       w[at++ << 1] = id * P_UNIT + P_KEY
     } else {
@@ -559,6 +574,10 @@ function packObject(value, at, depth) {
         packStrs.text += key
       }
       if (id >= 0 && count < PACK_CACHE_SLOTS) {
+        if (count >= cache.length) {
+          cache = newKeyCache(slot, PACK_CACHE_SLOTS, cache, count)
+          cacheIds = packKeyCacheIds[slot]
+        }
         cache[count] = key
         cacheIds[count] = id
       }
@@ -573,7 +592,8 @@ function packObject(value, at, depth) {
       if (item.length >= P_MAX) return -1
       w[at++ << 1] = item.length * P_UNIT + packString(item)
     } else {
-      at = packOther(item, at, depth, false)
+      // Under a key without an id (P_KEY_TEXT), the root's slot.
+      at = packOther(item, at, depth, false, id + 1)
       if (at < 0) return -1
       b = packBuf
       w = packOps32
@@ -608,7 +628,7 @@ function encodePacked(input, o) {
   let end = -1
   try {
     // The root container is at depth 0, as in isPlain.
-    end = packOther(input, 0, -1, false)
+    end = packOther(input, 0, -1, false, 0)
   } catch (e) {
     forgetKeys()
     throw e

@@ -103,7 +103,7 @@ test('packed: the key table stays in step across calls, past its cap', async () 
   const ref = await reference()
   const next = lcg(11)
   // Well over 4096 distinct keys, met again and again, in changing orders,
-  // in objects with more keys than the per-depth cache holds.
+  // in objects with more keys than a key cache holds (it grows from 8 to 64).
   for (let doc = 0; doc < 400; doc++) {
     const value = {}
     const n = 1 + Math.floor(next() * 90)
