@@ -431,8 +431,16 @@ fn quote_table_for(delim: u8) -> &'static [bool; 256] {
 }
 
 /// Whether `s` matches `^[+-]?\d+(?:\.\d+)?(?:e[+-]?\d+)?$`i (the
-/// reference's "numeric-like" strings, which must be quoted).
+/// reference's "numeric-like" strings, which must be quoted). Such a
+/// string ends in a digit: most strings are told apart by that alone,
+/// before a call.
+#[inline(always)]
 fn is_numeric_like(s: &[u8]) -> bool {
+    matches!(s.last(), Some(b'0'..=b'9')) && matches_number(s)
+}
+
+/// [`is_numeric_like`] in full.
+fn matches_number(s: &[u8]) -> bool {
     fn digits(s: &[u8], mut i: usize) -> usize {
         while i < s.len() && s[i].is_ascii_digit() {
             i += 1;
