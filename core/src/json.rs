@@ -162,7 +162,7 @@ pub fn write_f64(out: &mut Vec<u8>, f: f64) {
 /// lengths vary. Here the digits go in fixed four-digit groups, the
 /// lengths only choosing a shift and how far the length moves: a quarter
 /// less time than those on the benchmark's analytics numbers.
-#[inline]
+#[inline(always)]
 pub(crate) fn push_small_number(out: &mut Vec<u8>, f: f64) -> bool {
     let i = f as i64;
     if i as f64 == f && i.unsigned_abs() < 100_000_000 {

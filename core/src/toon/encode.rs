@@ -656,12 +656,20 @@ fn push_escaped(out: &mut String, s: &str, mut start: usize) {
 }
 
 /// ECMAScript Number-to-string, after the reference's normalisation
-/// (`-0` -> `0`, NaN and infinities -> `null`).
+/// (`-0` -> `0`, NaN and infinities -> `null`). The numbers most data
+/// holds are written inline (by `push_small_number`), the rest in a call.
+#[inline(always)]
 fn push_f64(out: &mut String, f: f64) {
-    // SAFETY (all): `push_small_number`, `push_int` and `push` append ASCII only.
-    if crate::json::push_small_number(unsafe { out.as_mut_vec() }, f) {
-        return;
+    // SAFETY: `push_small_number` appends ASCII only.
+    if !crate::json::push_small_number(unsafe { out.as_mut_vec() }, f) {
+        push_other_f64(out, f);
     }
+}
+
+/// [`push_f64`] of a number `push_small_number` declined.
+#[inline(never)]
+fn push_other_f64(out: &mut String, f: f64) {
+    // SAFETY (all): `push_int` and `push` append ASCII only.
     // Integers below 2^53 in magnitude are their digits: a double that far
     // from zero names one integer, so no shorter form reads back as it.
     // (Beyond, ECMAScript writes the shortest digits padded with zeros.)
