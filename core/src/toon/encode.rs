@@ -739,7 +739,9 @@ fn push_long_string(out: &mut String, s: &str, delim: u8) {
         let quote_at = v.as_mut_ptr().add(start);
         let dst = quote_at.add(1);
         *quote_at = b'"';
-        let mut marks = _mm_setzero_si128();
+        // Once a byte that forces quotes is met, only bytes to escape are
+        // looked for (free text usually has a comma early).
+        let mut quoted = forced;
         let mut i = 0;
         while i < n {
             // The last step overlaps bytes already checked and copied.
@@ -758,16 +760,18 @@ fn push_long_string(out: &mut String, s: &str, delim: u8) {
                 push_escaped(out, s, at);
                 return;
             }
-            // `[`/`{` and `]`/`}` differ only in bit 5.
-            let folded = _mm_or_si128(x, _mm_set1_epi8(0x20));
-            let brackets = _mm_or_si128(
-                _mm_cmpeq_epi8(folded, _mm_set1_epi8(b'{' as i8)),
-                _mm_cmpeq_epi8(folded, _mm_set1_epi8(b'}' as i8)),
-            );
-            marks = _mm_or_si128(marks, _mm_or_si128(brackets, _mm_or_si128(eq(b':'), eq(delim))));
+            if !quoted {
+                // `[`/`{` and `]`/`}` differ only in bit 5.
+                let folded = _mm_or_si128(x, _mm_set1_epi8(0x20));
+                let brackets = _mm_or_si128(
+                    _mm_cmpeq_epi8(folded, _mm_set1_epi8(b'{' as i8)),
+                    _mm_cmpeq_epi8(folded, _mm_set1_epi8(b'}' as i8)),
+                );
+                quoted = _mm_movemask_epi8(_mm_or_si128(brackets, _mm_or_si128(eq(b':'), eq(delim)))) != 0;
+            }
             i = at + 16;
         }
-        if forced || _mm_movemask_epi8(marks) != 0 {
+        if quoted {
             *dst.add(n) = b'"';
             v.set_len(start + n + 2);
         } else {
