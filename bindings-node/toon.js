@@ -22,10 +22,10 @@
 //   config               13 /   19 /   66                  16 /   24 /   58
 //
 // (The packed encode figures predate the walk's single array with one
-// position in a local, which took a further 3-15% off, and tables written
-// as they are read, a fifth off the Rust side of analytics; see pack.rs.
-// In the 2026-11-25 benchmark runs: orders about 800, analytics 370, repos
-// 70, config 15.)
+// position in a local, which took a further 3-15% off, tables written as
+// they are read, a fifth off the Rust side of analytics (see pack.rs), and
+// faster numbers and strings in the core. In the final 2026-11-25 benchmark
+// runs: orders about 750, analytics 305, repos 57, config 13.)
 //
 // The JSON route stays for what the packed route does not take: encoding
 // with a replacer or raw strings, or a value that is not plain (`isPlain`:
