@@ -475,8 +475,9 @@ fn matches_number(s: &[u8]) -> bool {
 }
 
 /// The reference's `isSafeUnquoted`: whether a string value may be written
-/// bare with this delimiter active.
-fn is_safe_unquoted(s: &str, quote: &[bool; 256], delim: u8) -> bool {
+/// bare with the delimiter whose table is `quote` active. (On x86_64,
+/// strings of 16 bytes or more take [`push_long_string`] instead.)
+fn is_safe_unquoted(s: &str, quote: &[bool; 256]) -> bool {
     let b = s.as_bytes();
     let (Some(&first), Some(&last)) = (b.first(), b.last()) else {
         return false;
@@ -487,54 +488,7 @@ fn is_safe_unquoted(s: &str, quote: &[bool; 256], delim: u8) -> bool {
     if matches!(s, "true" | "false" | "null") || is_numeric_like(b) {
         return false;
     }
-    !any_quote_byte(b, quote, delim)
-}
-
-/// Whether `b` has a byte marked in `quote`, the table of the delimiter
-/// `delim`: sixteen bytes a step on x86_64 for long strings (free text).
-#[inline]
-fn any_quote_byte(b: &[u8], quote: &[bool; 256], delim: u8) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    if b.len() >= 16 {
-        return any_quote_byte_sse2(b, delim);
-    }
-    let _ = delim;
-    any_in_table(b, quote)
-}
-
-/// [`any_quote_byte`] with SSE2 (baseline on x86_64), for `b` of at least
-/// 16 bytes: the bytes of [`quote_table`].
-#[cfg(target_arch = "x86_64")]
-fn any_quote_byte_sse2(b: &[u8], delim: u8) -> bool {
-    use std::arch::x86_64::*;
-    // SAFETY: SSE2 is baseline on x86_64; every load reads 16 bytes inside
-    // `b` (the last one overlaps the one before).
-    unsafe {
-        let hits = |at: usize| {
-            let x = _mm_loadu_si128(b.as_ptr().add(at) as *const __m128i);
-            let eq = |c: u8| _mm_cmpeq_epi8(x, _mm_set1_epi8(c as i8));
-            // `[`/`{` and `]`/`}` differ only in bit 5.
-            let folded = _mm_or_si128(x, _mm_set1_epi8(0x20));
-            let brackets = _mm_or_si128(
-                _mm_cmpeq_epi8(folded, _mm_set1_epi8(b'{' as i8)),
-                _mm_cmpeq_epi8(folded, _mm_set1_epi8(b'}' as i8)),
-            );
-            let control = _mm_cmpeq_epi8(_mm_max_epu8(x, _mm_set1_epi8(0x1F)), _mm_set1_epi8(0x1F));
-            let any = _mm_or_si128(
-                _mm_or_si128(brackets, control),
-                _mm_or_si128(_mm_or_si128(eq(b':'), eq(b'"')), _mm_or_si128(eq(b'\\'), eq(delim))),
-            );
-            _mm_movemask_epi8(any) != 0
-        };
-        let mut i = 0;
-        while i + 16 <= b.len() {
-            if hits(i) {
-                return true;
-            }
-            i += 16;
-        }
-        i < b.len() && hits(b.len() - 16)
-    }
+    !any_in_table(b, quote)
 }
 
 /// Whether some byte of `b` is marked in `table`: eight lookups per branch,
@@ -699,7 +653,10 @@ fn push_string(out: &mut String, s: &str, quote: &[bool; 256], delim: u8) {
         push_long_string(out, s, delim);
         return;
     }
-    if is_safe_unquoted(s, quote, delim) {
+    // Elsewhere `quote` covers the delimiter alone.
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = delim;
+    if is_safe_unquoted(s, quote) {
         push_piece(out, s);
     } else {
         push_quoted(out, s);
@@ -731,6 +688,7 @@ fn push_long_string(out: &mut String, s: &str, delim: u8) {
 /// looking like a number (`is_safe_unquoted`'s other tests: "true",
 /// "false" and "null" are shorter; a number starts with a digit or a sign,
 /// and a leading `-` forces quotes anyway).
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn long_string_forced(b: &[u8]) -> bool {
     matches!(b[0], b' ' | b'\t' | b'-' | b'#')
@@ -1892,8 +1850,8 @@ mod tests {
 
     #[test]
     fn quote_scans_agree_with_the_tables() {
-        // Every byte value at every offset of lengths around the 8- and
-        // 16-byte steps, for each delimiter.
+        // Every byte value at every offset of lengths around the 8-byte
+        // steps, for each delimiter.
         for delim in [b',', b'\t', b'|'] {
             let table = quote_table_for(delim);
             for len in 1..40 {
@@ -1902,8 +1860,7 @@ mod tests {
                         let mut b = vec![b'a'; len];
                         b[at] = byte;
                         let expected = table[byte as usize];
-                        assert_eq!(any_quote_byte(&b, table, delim), expected, "{delim} {len} {at} {byte}");
-                        assert_eq!(any_in_table(&b, table), expected);
+                        assert_eq!(any_in_table(&b, table), expected, "{delim} {len} {at} {byte}");
                     }
                 }
             }
@@ -1913,7 +1870,7 @@ mod tests {
     /// `push_string` as the reference decides and escapes, without the
     /// one-pass path for long strings.
     fn push_string_slowly(out: &mut String, s: &str, delim: u8) {
-        if is_safe_unquoted(s, quote_table_for(delim), delim) {
+        if is_safe_unquoted(s, quote_table_for(delim)) {
             out.push_str(s);
         } else {
             push_quoted(out, s);
