@@ -274,8 +274,9 @@ unsafe fn put_small(p: *mut u8, n: u64) -> usize {
         4 - zeros
     } else {
         let (hi, lo) = (four_digits((n / 10_000) as usize), four_digits((n % 10_000) as usize));
-        let len = 4 - leading(hi);
-        let v = u64::from(hi >> (8 * (4 - len))) | u64::from(lo) << (8 * len);
+        let zeros = leading(hi);
+        let len = 4 - zeros;
+        let v = u64::from(hi >> (8 * zeros)) | u64::from(lo) << (8 * len);
         std::ptr::write_unaligned(p as *mut u64, v);
         len + 4
     }
