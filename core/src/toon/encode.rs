@@ -676,11 +676,65 @@ fn push_string(out: &mut String, s: &str, quote: &[bool; 256], delim: u8) {
 /// benchmark, about 2% faster.)
 #[cfg(target_arch = "x86_64")]
 fn push_long_string(out: &mut String, s: &str, delim: u8) {
-    if s.len() >= 32 && std::is_x86_feature_detected!("avx2") {
+    if s.len() <= 32 {
+        push_two_vector_string(out, s, delim)
+    } else if std::is_x86_feature_detected!("avx2") {
         // SAFETY: AVX2 is present.
         unsafe { push_long_string_avx2(out, s, delim) }
     } else {
         push_long_string_sse2(out, s, delim)
+    }
+}
+
+/// [`push_long_string`] for 16 to 32 bytes (dates, names, short URLs):
+/// two overlapping vectors hold the string, so there is no loop. Both are
+/// looked at before anything is written: a byte to escape sends the string
+/// to [`push_quoted`]; otherwise it is written after an opening quote or
+/// not, without a branch. (A third of the instructions of the loop.)
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn push_two_vector_string(out: &mut String, s: &str, delim: u8) {
+    use std::arch::x86_64::*;
+    let b = s.as_bytes();
+    let n = b.len();
+    debug_assert!((16..=32).contains(&n));
+    // SAFETY: SSE2 is baseline on x86_64. The loads read b[..16] and
+    // b[n - 16..]. The stores write 16 bytes at `q` and at `q + n - 16`, and
+    // a quote at 0 and at `q + n`, all within the `n + 2` bytes reserved; the
+    // length covers the quotes only when `q` is 1 (the one at 0 is
+    // overwritten otherwise), and every byte of `s` copied.
+    unsafe {
+        let head = _mm_loadu_si128(b.as_ptr() as *const __m128i);
+        let tail = _mm_loadu_si128(b.as_ptr().add(n - 16) as *const __m128i);
+        // Bytes to escape, and other bytes that force quotes.
+        let marks = |x: __m128i| {
+            let eq = |c: u8| _mm_cmpeq_epi8(x, _mm_set1_epi8(c as i8));
+            let control = _mm_cmpeq_epi8(_mm_max_epu8(x, _mm_set1_epi8(0x1F)), _mm_set1_epi8(0x1F));
+            let escape = _mm_or_si128(control, _mm_or_si128(eq(b'"'), eq(b'\\')));
+            // `[`/`{` and `]`/`}` differ only in bit 5.
+            let folded = _mm_or_si128(x, _mm_set1_epi8(0x20));
+            let brackets = _mm_or_si128(
+                _mm_cmpeq_epi8(folded, _mm_set1_epi8(b'{' as i8)),
+                _mm_cmpeq_epi8(folded, _mm_set1_epi8(b'}' as i8)),
+            );
+            (escape, _mm_or_si128(brackets, _mm_or_si128(eq(b':'), eq(delim))))
+        };
+        let ((escape_head, quote_head), (escape_tail, quote_tail)) = (marks(head), marks(tail));
+        if _mm_movemask_epi8(_mm_or_si128(escape_head, escape_tail)) != 0 {
+            push_quoted(out, s);
+            return;
+        }
+        let quoted = _mm_movemask_epi8(_mm_or_si128(quote_head, quote_tail)) != 0 || long_string_forced(b);
+        let q = usize::from(quoted);
+        out.reserve(n + 2);
+        let v = out.as_mut_vec();
+        let start = v.len();
+        let p = v.as_mut_ptr().add(start);
+        *p = b'"';
+        _mm_storeu_si128(p.add(q) as *mut __m128i, head);
+        _mm_storeu_si128(p.add(q + n - 16) as *mut __m128i, tail);
+        *p.add(q + n) = b'"';
+        v.set_len(start + n + 2 * q);
     }
 }
 
