@@ -299,12 +299,15 @@ pub fn compress(data: &[u8]) -> Cow<'_, [u8]> {
 }
 
 /// The upstream `decompress`, strict: data without the magic byte is returned
-/// unchanged; with it, the RLE body is decoded and checked.
+/// unchanged; with it, the RLE body is decoded and checked. The output is
+/// bounded by [`DEFAULT_MAX_FRAME_SIZE`] (RLE expands up to 85x, so an
+/// unbounded decoder is a decompression bomb): past it, `KADO_FRAME_TOO_LARGE`
+/// before anything beyond the limit is allocated.
 pub fn decompress(data: &[u8]) -> Result<Cow<'_, [u8]>> {
-    decompress_limited(data, usize::MAX)
+    decompress_limited(data, DEFAULT_MAX_FRAME_SIZE)
 }
 
-/// [`decompress`] with a bound on the output size.
+/// [`decompress`] with a caller-chosen bound on the output size.
 pub fn decompress_limited(data: &[u8], limit: usize) -> Result<Cow<'_, [u8]>> {
     if !is_compressed(data) {
         return Ok(Cow::Borrowed(data));
@@ -390,8 +393,13 @@ pub fn encode(msg_type: MessageType, value: &serde_json::Value, sequence_id: u32
 
 /// Validate a frame and return its header and its payload bytes, decompressed
 /// (raw mode, for forwarding without parsing JSON). Bytes after the frame are
-/// ignored.
+/// ignored. The decompressed payload is bounded by [`DEFAULT_MAX_FRAME_SIZE`].
 pub fn decode_raw(buf: &[u8]) -> Result<(Header, Cow<'_, [u8]>)> {
+    decode_raw_limited(buf, DEFAULT_MAX_FRAME_SIZE)
+}
+
+/// [`decode_raw`] with a caller-chosen bound on the decompressed payload.
+pub fn decode_raw_limited(buf: &[u8], max_size: usize) -> Result<(Header, Cow<'_, [u8]>)> {
     let header = decode_header(buf)?;
     let end = header.frame_len();
     let Some(wire) = buf.get(HEADER_SIZE..end) else {
@@ -405,7 +413,7 @@ pub fn decode_raw(buf: &[u8]) -> Result<(Header, Cow<'_, [u8]>)> {
         )
         .at(buf.len()));
     };
-    let payload = decompress(wire).map_err(|e| e.shifted(HEADER_SIZE))?;
+    let payload = decompress_limited(wire, max_size).map_err(|e| e.shifted(HEADER_SIZE))?;
     Ok((header, payload))
 }
 
@@ -466,9 +474,15 @@ pub struct Message {
     pub payload: serde_json::Value,
 }
 
-/// Decode and validate a whole frame into a header and a JSON value.
+/// Decode and validate a whole frame into a header and a JSON value (the
+/// decompressed payload bounded by [`DEFAULT_MAX_FRAME_SIZE`]).
 pub fn decode(buf: &[u8]) -> Result<Message> {
-    let (header, payload) = decode_raw(buf)?;
+    decode_limited(buf, DEFAULT_MAX_FRAME_SIZE)
+}
+
+/// [`decode`] with a caller-chosen bound on the decompressed payload.
+pub fn decode_limited(buf: &[u8], max_size: usize) -> Result<Message> {
+    let (header, payload) = decode_raw_limited(buf, max_size)?;
     let base = match payload {
         Cow::Borrowed(_) => HEADER_SIZE,
         Cow::Owned(_) => 0,
