@@ -1,6 +1,6 @@
 'use strict'
-// polywire/toon: the TOON spec v4.0 conformance fixtures (../shared/toon-spec,
-// beside the repository), the spec v3 key-folding and path-expansion fixtures
+// polywire/toon: the TOON spec v4.0 conformance fixtures (vectors/toon_spec.json:
+// the fixtures' inputs with the @toon-format/toon 4.4.0 reference's results), the spec v3 key-folding and path-expansion fixtures
 // of @toon-format/spec 3.3.2, the shared vectors, and the drop-in API of
 // @toon-format/toon 4.4.0 (exports, options, errors, streams, BigInt,
 // prototype safety).
@@ -14,7 +14,7 @@ const toon = require('polywire/toon')
 const { encode, decode, ToonDecodeError } = toon
 
 const ROOT = path.join(__dirname, '..')
-const SPEC = path.join(ROOT, '..', 'shared', 'toon-spec', 'fixtures')
+const SPEC = JSON.parse(fs.readFileSync(path.join(ROOT, 'vectors', 'toon_spec.json'), 'utf8'))
 const V3 = path.join(ROOT, 'node_modules', '@toon-format', 'spec', 'tests', 'fixtures')
 const reference = () => import('@toon-format/toon')
 
@@ -26,51 +26,32 @@ function fixtureFiles(dir) {
     .map((f) => [f, JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8'))])
 }
 
-// The four v4.0 cases the 4.4 reference rejects (spec 4.1 made malformed
-// bracket headers errors in both modes), with the reference's message.
-const CHANGED_IN_4_4 = new Map([
-  ['treats extra brackets after valid array segment as literal key (non-strict)', 'Unexpected content "[bar]" between bracket segment and colon'],
-  ['treats bracket segment without a length as literal key (non-strict)', 'Invalid array length: "" (expected non-negative integer with no leading zeros)'],
-  ['treats non-integer bracket content as literal key (non-strict)', 'Unexpected content "[1]" between bracket segment and colon'],
-  ['treats text between bracket segment and colon as literal key (non-strict)', 'Unexpected content "extra" between bracket segment and colon'],
-])
-
-test('spec v4.0 encode fixtures: byte-identical', () => {
-  let n = 0
-  for (const [file, doc] of fixtureFiles(path.join(SPEC, 'encode'))) {
-    for (const t of doc.tests) {
-      n++
-      assert.equal(encode(t.input, t.options), t.expected, `${file}: ${t.name}`)
-    }
-  }
-  assert.equal(n, 173)
+test('spec v4.0 encode fixtures: byte-identical to the reference', () => {
+  for (const t of SPEC.encode) assert.equal(encode(t.input, t.options), t.expected, `${t.file}: ${t.name}`)
+  assert.equal(SPEC.encode.length, 173)
 })
 
-test('spec v4.0 decode fixtures (the four 4.4 changes as the reference)', async () => {
-  const ref = await reference()
-  let n = 0
+// Where the reference throws (the fixtures' error cases, and the four v4.0
+// non-strict bracket-header cases that spec 4.1 and the 4.4 reference
+// reject), polywire throws the reference's message on the reference's line.
+test('spec v4.0 decode fixtures: the reference\'s values and errors', () => {
   let errors = 0
   let changed = 0
-  for (const [file, doc] of fixtureFiles(path.join(SPEC, 'decode'))) {
-    for (const t of doc.tests) {
-      n++
-      const what = `${file}: ${t.name}`
-      const want = CHANGED_IN_4_4.get(t.name)
-      if (want !== undefined) {
-        changed++
-        assert.throws(() => ref.decode(t.input, t.options), (e) => e.message.includes(want), `reference: ${what}`)
-        assert.throws(() => decode(t.input, t.options), (e) => e instanceof ToonDecodeError && e.message.includes(want), what)
-        continue
-      }
-      if (t.shouldError) {
-        errors++
-        assert.throws(() => decode(t.input, t.options), ToonDecodeError, what)
-        continue
-      }
-      assert.deepStrictEqual(decode(t.input, t.options), t.expected, what)
+  for (const t of SPEC.decode) {
+    const what = `${t.file}: ${t.name}`
+    if ('error' in t) {
+      errors++
+      if (!t.fixture_should_error) changed++
+      assert.throws(
+        () => decode(t.input, t.options),
+        (e) => e instanceof ToonDecodeError && e.message.includes(t.error) && e.line === t.line,
+        what,
+      )
+      continue
     }
+    assert.deepStrictEqual(decode(t.input, t.options), t.expected, what)
   }
-  assert.deepEqual([n, errors, changed], [343, 79, 4])
+  assert.deepEqual([SPEC.decode.length, errors, changed], [343, 83, 4])
 })
 
 test('spec v3 key-folding and path-expansion fixtures through the options', () => {

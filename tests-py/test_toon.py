@@ -1,5 +1,5 @@
-"""polywire.toon: the TOON spec v4.0 conformance fixtures (../shared/toon-spec beside the
-repository), the spec v3 key-folding / path-expansion fixtures (@toon-format/spec 3.3.2
+"""polywire.toon: the TOON spec v4.0 conformance fixtures (vectors/toon_spec.json: the
+fixtures' inputs with the @toon-format/toon 4.4.0 reference's results), the spec v3 key-folding / path-expansion fixtures (@toon-format/spec 3.3.2
 from node_modules), the shared vectors (outputs of the @toon-format/toon reference), the
 toon_format-shaped API, bad input, and the cross-language round trip with Node."""
 
@@ -27,18 +27,7 @@ from conftest import ROOT, load_vectors
 from polywire import PolywireError, ToonEncodeError, toon
 from polywire.toon import Delimiter, ToonDecodeError
 
-SPEC = ROOT.parent / "shared" / "toon-spec" / "fixtures"
 V3 = ROOT / "node_modules" / "@toon-format" / "spec" / "tests" / "fixtures"
-
-# The four v4.0 cases the 4.4 reference rejects (spec 4.1 made malformed bracket headers
-# errors in both modes), with the reference's message.
-CHANGED_IN_4_4 = {
-    "treats extra brackets after valid array segment as literal key (non-strict)": 'Unexpected content "[bar]" between bracket segment and colon',
-    "treats bracket segment without a length as literal key (non-strict)": 'Invalid array length: "" (expected non-negative integer with no leading zeros)',
-    "treats non-integer bracket content as literal key (non-strict)": 'Unexpected content "[1]" between bracket segment and colon',
-    "treats text between bracket segment and colon as literal key (non-strict)": 'Unexpected content "extra" between bracket segment and colon',
-}
-
 
 def fixtures(directory: pathlib.Path):
     files = sorted(directory.glob("*.json"))
@@ -101,32 +90,31 @@ def decode_options(options: dict | None) -> dict:
 
 
 def test_spec_v4_encode_fixtures():
-    n = 0
-    for name, case in fixtures(SPEC / "encode"):
-        n += 1
-        assert toon.dumps(case["input"], **encode_options(case.get("options"))) == case["expected"], (name, case["name"])
-    assert n == 173
+    cases = load_vectors("toon_spec.json")["encode"]
+    for case in cases:
+        assert toon.dumps(case["input"], **encode_options(case.get("options"))) == case["expected"], (case["file"], case["name"])
+    assert len(cases) == 173
 
 
 def test_spec_v4_decode_fixtures():
+    """Where the reference throws (the fixtures' error cases, and the four v4.0 non-strict
+    bracket-header cases that spec 4.1 and the 4.4 reference reject), polywire fails with
+    the reference's message on the reference's line."""
     n = errors = changed = 0
-    for name, case in fixtures(SPEC / "decode"):
+    for case in load_vectors("toon_spec.json")["decode"]:
         n += 1
         opts = decode_options(case.get("options"))
-        if case["name"] in CHANGED_IN_4_4:
-            changed += 1
+        what = (case["file"], case["name"])
+        if "error" in case:
+            errors += 1
+            changed += not case["fixture_should_error"]
             with pytest.raises(ToonDecodeError) as e:
                 toon.loads(case["input"], **opts)
-            assert e.value.msg.startswith(CHANGED_IN_4_4[case["name"]]), case["name"]
-            continue
-        if case.get("shouldError"):
-            errors += 1
-            with pytest.raises(ToonDecodeError):
-                toon.loads(case["input"], **opts)
+            assert e.value.msg.startswith(case["error"]) and e.value.line == case["line"], (what, e.value)
             continue
         got = toon.loads(case["input"], **opts)
-        assert same(got, case["expected"]), (name, case["name"], got)
-    assert (n, errors, changed) == (343, 79, 4)
+        assert same(got, case["expected"]), (what, got)
+    assert (n, errors, changed) == (343, 83, 4)
 
 
 @pytest.mark.skipif(not V3.exists(), reason="npm install provides @toon-format/spec 3.3.2")

@@ -1,13 +1,14 @@
-//! Runs every case of the TOON spec v4.0 encode fixtures
-//! (`../shared/toon-spec/fixtures/encode/*.json`, see its README) and requires
-//! byte-equal output. The reference `@toon-format/toon` 4.4.0 passes all 173.
+//! Runs every encode case of the TOON spec v4.0 conformance fixtures, as
+//! `vectors/toon_spec.json` holds them (the reference `@toon-format/toon`
+//! 4.4.0's output for each fixture input; it equals the fixture's expected
+//! text for all 173), and requires byte-equal output.
 
 use polywire::json::{self, ParseOptions};
 use polywire::toon::encode::{encode_value, EncodeOptions, KeyFolding};
 use polywire::toon::Delimiter;
 use serde_json::Value;
 
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/toon-spec/fixtures/encode");
+const SPEC_VECTORS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../vectors/toon_spec.json");
 
 fn options(case: &Value) -> EncodeOptions {
     let mut opts = EncodeOptions::default();
@@ -29,30 +30,22 @@ fn options(case: &Value) -> EncodeOptions {
 
 #[test]
 fn encode_fixtures_byte_equal() {
-    let mut paths: Vec<_> = std::fs::read_dir(FIXTURES)
-        .expect("fixtures directory")
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    paths.sort();
+    // The JSON layer parses numbers exactly as JSON.parse does.
+    let doc = json::parse(&std::fs::read(SPEC_VECTORS).expect("read vectors/toon_spec.json"), ParseOptions::default())
+        .expect("parse vectors");
     let mut total = 0;
     let mut failures = Vec::new();
-    for path in &paths {
-        // The JSON layer parses numbers exactly as JSON.parse does.
-        let file = json::parse(&std::fs::read(path).expect("read fixture"), ParseOptions::default()).expect("parse fixture");
-        for case in file["tests"].as_array().expect("tests array") {
-            total += 1;
-            let name = case["name"].as_str().unwrap_or("?");
-            assert!(case.get("shouldError").is_none_or(|v| v == false), "encode fixtures never expect errors");
-            let expected = case["expected"].as_str().expect("expected string");
-            match encode_value(&case["input"], &options(case)) {
-                Ok(got) if got == expected => {}
-                Ok(got) => failures.push(format!(
-                    "{}: {name}\n  expected: {expected:?}\n  got:      {got:?}",
-                    path.file_name().unwrap_or_default().to_string_lossy()
-                )),
-                Err(e) => failures.push(format!("{name}: error {e:?}")),
-            }
+    for case in doc["encode"].as_array().expect("encode cases") {
+        total += 1;
+        let name = case["name"].as_str().unwrap_or("?");
+        let expected = case["expected"].as_str().expect("expected string");
+        match encode_value(&case["input"], &options(case)) {
+            Ok(got) if got == expected => {}
+            Ok(got) => failures.push(format!(
+                "{}: {name}\n  expected: {expected:?}\n  got:      {got:?}",
+                case["file"].as_str().unwrap_or("?")
+            )),
+            Err(e) => failures.push(format!("{name}: error {e:?}")),
         }
     }
     assert!(failures.is_empty(), "{} of {total} cases differ:\n{}", failures.len(), failures.join("\n"));
