@@ -1,3 +1,4 @@
+/// <reference types="node" />
 /**
  * AXON v2 message types: agent-to-agent JSON envelopes. `decode` validates
  * (field types, kind, `v` >= 1, `ts` > 0, agent ids, the kind's payload

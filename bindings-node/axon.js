@@ -4,7 +4,7 @@
 // ({v, id, from, to, ts, kind, ref, payload}); JSON.stringify/JSON.parse run
 // here, validation, encoding, agent ids and the session run in Rust.
 
-const native = require('./index.js')
+const native = require('./native.js')
 const { AxonError, PolywireError, fromNative, toBytes } = require('./errors.js')
 
 const PROTOCOL_VERSION = 1

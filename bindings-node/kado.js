@@ -6,7 +6,7 @@
 // definition and faster than converting values through N-API); framing, RLE,
 // UTF-8 and all validation run in Rust.
 
-const native = require('./index.js')
+const native = require('./native.js')
 const { KadoError, PolywireError, fromNative, toBytes } = require('./errors.js')
 
 const TOON_VERSION = 1

@@ -1,3 +1,4 @@
+/// <reference types="node" />
 /**
  * Kameo remote actors: the wire format of the Rust `kameo` crate 0.22.2
  * (feature `remote`), byte-identical to the crate (proven against it by the

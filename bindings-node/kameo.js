@@ -15,7 +15,7 @@
 // BigInts, non-finite numbers and Maps (see bindings-node/src/kameo.rs):
 // JSON.stringify / JSON.parse do the walking, Rust the codec.
 
-const native = require('./index.js')
+const native = require('./native.js')
 const { KameoError, PolywireError, fromNative, toBytes } = require('./errors.js')
 
 const MESSAGING_PROTOCOL = '/kameo/messaging/1.0.0'

@@ -1,3 +1,4 @@
+/// <reference types="node" />
 /**
  * Tether: Caffeine's 32-bit big-endian tagged object encoding. Integers
  * 0..0x1FFFFFFF (number or bigint) are SmallIntegers, `null` is nil, strings

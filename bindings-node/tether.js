@@ -9,7 +9,7 @@
 // Values cross to Rust in a typed JSON notation (the vectors file's); all
 // encoding, decoding and validation run in Rust.
 
-const native = require('./index.js')
+const native = require('./native.js')
 const { TetherError, PolywireError, fromNative, toBytes } = require('./errors.js')
 
 const MAX_SMALL_INTEGER = 0x1fffffff

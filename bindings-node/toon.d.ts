@@ -1,3 +1,4 @@
+/// <reference types="node" />
 /**
  * TOON text (Token-Oriented Object Notation): a drop-in for
  * `@toon-format/toon` 4.4.0 with the same exports, options and output bytes,

@@ -35,7 +35,7 @@
 // Neither route sets a prototype: a `__proto__` key becomes an own property,
 // as in the reference.
 
-const native = require('./index.js')
+const native = require('./native.js')
 const { PolywireError } = require('./errors.js')
 
 const DELIMITERS = {

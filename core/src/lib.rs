@@ -9,6 +9,10 @@
 //! - [`axon`]: AXON v2 agent message envelopes.
 //! - [`kameo`]: the Kameo remote-actor protocol.
 //! - [`json`]: the `JSON.stringify`-exact JSON layer the others share.
+//!
+//! Hot paths use SSE2 (and AVX2 where the processor has it) on x86_64. Building
+//! with `RUSTFLAGS="--cfg polywire_portable"` forces the portable code that
+//! every other processor runs, so it is tested on x86_64 too (CI does).
 
 pub mod axon;
 pub mod error;
