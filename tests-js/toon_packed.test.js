@@ -10,7 +10,9 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 
 const toon = require('polywire/toon')
-const native = require('../bindings-node/index.js')
+// The native module of the package under test (the repository's build, or an
+// installed tarball's), reached past the public exports on purpose.
+const native = require(require('node:path').join(require('node:path').dirname(require.resolve('polywire/package.json')), 'bindings-node', 'native.js'))
 const { rng: lcg } = require('./toon_generator.js')
 
 const reference = () => import('@toon-format/toon')

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import load_vectors
+from conftest import load_vectors, node_module
 from polywire import AxonError, PolywireError, axon
 
 V = load_vectors("axon.json")
@@ -223,7 +223,7 @@ def test_cross_language(root):
     msgs = [m["json"] for m in V["messages"] if "numbers in data" not in m["name"]]
     py = [axon.encode(axon.decode(m, fill_defaults=False)).decode() for m in msgs]
     proc = subprocess.run(
-        [NODE, "-e", NODE_SCRIPT, str(root / "bindings-node" / "axon.js")],
+        [NODE, "-e", NODE_SCRIPT, str(node_module("axon"))],
         input=json.dumps({"py": py, "messages": msgs}), capture_output=True, text=True, timeout=60, check=True,
     )
     out = json.loads(proc.stdout)

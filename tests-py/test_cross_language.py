@@ -7,6 +7,7 @@ import subprocess
 
 import pytest
 
+from conftest import node_module
 from polywire import kado
 
 NODE = shutil.which("node")
@@ -38,7 +39,7 @@ process.stdout.write(JSON.stringify(out));
 
 def run_node(root, frames):
     proc = subprocess.run(
-        [NODE, "-e", NODE_SCRIPT, str(root / "bindings-node" / "kado.js")],
+        [NODE, "-e", NODE_SCRIPT, str(node_module("kado"))],
         input=json.dumps({"frames": frames, "cases": CASES}),
         capture_output=True,
         text=True,

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import load_vectors
+from conftest import load_vectors, node_module
 from polywire import KameoError, PolywireError, kameo
 
 V = load_vectors("kameo.json")
@@ -346,7 +346,7 @@ def test_python_bytes_round_trip_through_node(root):
         packed.append(payload.hex())
         registrations.append(kameo.encode_registration(seq, peer if i % 3 else None, "r" * i).hex())
     proc = subprocess.run(
-        [node, "-e", NODE_SCRIPT, str(root / "bindings-node" / "kameo.js")],
+        [node, "-e", NODE_SCRIPT, str(node_module("kameo"))],
         input=json.dumps({"requests": requests, "responses": responses, "packed": packed, "registrations": registrations}),
         capture_output=True,
         text=True,

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import load_vectors
+from conftest import load_vectors, node_module
 from polywire import PolywireError, TetherError, tether
 from polywire.tether import Answer, MessageSend, Proxy, Symbol
 
@@ -231,7 +231,7 @@ def test_cross_language(root):
     py_bytes = [tether.encode(typed(v)).hex() for v in typed_values]
     send = tether.encode_message_send(0x2A, "at:put:", [1, Symbol("x"), b"\x00", [uuid.UUID(int=5)]])
     proc = subprocess.run(
-        [NODE, "-e", NODE_SCRIPT, str(root / "bindings-node" / "tether.js")],
+        [NODE, "-e", NODE_SCRIPT, str(node_module("tether"))],
         input=json.dumps({"py": py_bytes, "values": typed_values, "send": send.hex()}),
         capture_output=True, text=True, timeout=60, check=True,
     )

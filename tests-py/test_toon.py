@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import ROOT, load_vectors
+from conftest import ROOT, load_vectors, node_module
 from polywire import PolywireError, ToonEncodeError, toon
 from polywire.toon import Delimiter, ToonDecodeError
 
@@ -620,7 +620,7 @@ def test_cross_language_same_text_and_round_trip(root):
     texts = [{"text": t, "delimiter": d["delimiter"], "indent_size": d["indent_size"]} for t, d in zip(py_texts, docs)]
     reference = root / "node_modules" / "@toon-format" / "toon" / "dist" / "index.mjs"
     proc = subprocess.run(
-        [NODE, "-e", NODE_SCRIPT, str(root / "bindings-node" / "toon.js"), reference.as_uri()],
+        [NODE, "-e", NODE_SCRIPT, str(node_module("toon")), reference.as_uri()],
         input=json.dumps({"docs": docs, "texts": texts}),
         capture_output=True,
         text=True,

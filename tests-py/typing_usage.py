@@ -187,7 +187,7 @@ def misuse() -> None:
     tether.encode(1.5)  # type: ignore[arg-type]
     tether.Symbol(b"x")  # type: ignore[arg-type]
     axon.envelope(A, B, "shout", {})  # type: ignore[arg-type]
-    axon.Session(A, [1])  # type: ignore[call-arg]
+    axon.Session(A, no_such_option=1)  # type: ignore[call-arg]
     kameo.ask(who_is="x")  # type: ignore[call-arg]
     kameo.duration("1s")  # type: ignore[arg-type]
 

@@ -1,0 +1,74 @@
+"""Release metadata: one version everywhere (set in the workspace Cargo.toml), the
+license and project metadata in the installed distribution, and a cheap import."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from importlib import metadata
+
+import polywire
+from conftest import NODE_PACKAGE, ROOT
+
+
+def cargo_version() -> str:
+    text = (ROOT / "Cargo.toml").read_text(encoding="utf-8")
+    section = re.search(r"^\[workspace\.package\]\n(.*?)(?=^\[)", text, re.M | re.S)
+    assert section, "Cargo.toml has a [workspace.package] table"
+    m = re.search(r'^version = "([^"]+)"', section.group(1), re.M)
+    assert m, "[workspace.package] sets the version"
+    return m.group(1)
+
+
+def test_one_version_everywhere():
+    version = cargo_version()
+    assert re.fullmatch(r"\d+\.\d+\.\d+(?:[-.+][0-9A-Za-z.-]+)?", version)
+    # Every crate inherits it.
+    for manifest in ["core", "bindings-python", "bindings-node"]:
+        text = (ROOT / manifest / "Cargo.toml").read_text(encoding="utf-8")
+        assert "version.workspace = true" in text, manifest
+    # maturin takes it from Cargo: pyproject does not spell it out.
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert re.search(r'^dynamic = \["version"\]', pyproject, re.M)
+    assert not re.search(r"^version\s*=", pyproject, re.M)
+    # The Python package, built from it.
+    assert polywire.__version__ == version
+    assert metadata.version("polywire") == version
+    # npm: the main manifest, its lock file and every platform package.
+    package = json.loads((ROOT / "package.json").read_text(encoding="utf-8"))
+    assert package["version"] == version
+    lock = json.loads((ROOT / "package-lock.json").read_text(encoding="utf-8"))
+    assert lock["version"] == version and lock["packages"][""]["version"] == version
+    platforms = sorted((ROOT / "npm").glob("*/package.json"))
+    assert len(platforms) == len(package["napi"]["targets"]) == 7
+    for p in platforms:
+        assert json.loads(p.read_text(encoding="utf-8"))["version"] == version, p
+    # The Node package under test (the repository's, or an installed tarball).
+    installed = json.loads((NODE_PACKAGE / "package.json").read_text(encoding="utf-8"))
+    assert installed["version"] == version
+    for dep, v in installed.get("optionalDependencies", {}).items():
+        assert v == version, dep
+
+
+def test_distribution_metadata():
+    meta = metadata.metadata("polywire")
+    assert meta["Name"] == "polywire"
+    assert meta.get("License-Expression") == "MIT" or meta.get("License") == "MIT"
+    classifiers = meta.get_all("Classifier") or []
+    for minor in range(9, 14):
+        assert f"Programming Language :: Python :: 3.{minor}" in classifiers
+    urls = dict(u.split(", ", 1) for u in meta.get_all("Project-URL") or [])
+    assert {"Homepage", "Repository", "Issues", "Changelog"} <= set(urls)
+    files = [str(f) for f in metadata.files("polywire") or []]
+    assert any(f.endswith("LICENSE") for f in files), files
+    assert any(f.endswith("py.typed") for f in files)
+
+
+def test_import_is_cheap():
+    # Importing the package must not import every format module's Python layer.
+    code = "import sys, polywire; print(sorted(m for m in sys.modules if m.startswith('polywire.')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    loaded = set(eval(out))
+    assert loaded <= {"polywire._polywire"}, loaded
