@@ -20,5 +20,5 @@ tests=(tests-py/test_hostile.py)
 [ -f tests-py/test_hostile_tether.py ] && tests+=(tests-py/test_hostile_tether.py)
 # The subprocess variants would run outside valgrind: skip them here.
 PYTHONMALLOC=malloc exec valgrind --tool=memcheck --error-exitcode=1 --undef-value-errors=no \
-    --leak-check=no --track-origins=no -q \
+    --leak-check=no --track-origins=no -q --suppressions=scripts/memcheck.supp \
     "$PY" -m pytest -q -p no:cacheprovider -k "not subprocess" "${tests[@]}" "$@"
