@@ -5,7 +5,11 @@
 //! values directly (a float stays a float: `1.0` is written `1.0`, as the Rust
 //! upstream writes it), and back (ints stay ints, floats floats).
 
-use crate::buffer::with_bytes;
+use crate::buffer::with_bytes_in;
+use crate::errors::{AxonBool, AxonText, AxonU64};
+
+/// The code of a wrong-type argument (`PolywireTypeError`).
+const ARG: &str = "invalid_envelope";
 use crate::errors::{to_pyerr, IntoPyResult};
 use polywire::axon::{self, DecodeOptions, Envelope, ErrorCode, Inbound, Kind, Pending, StreamType};
 use polywire::{Error, Format};
@@ -48,9 +52,14 @@ fn invalid(msg: String) -> Error {
 
 /// Python -> JSON value. Dict keys must be str; ints must fit 64 bits;
 /// floats must be finite.
+///
+/// Runs no Python code of the value (no `__iter__`, `__len__`, `__str__`,
+/// `__index__`, `encode`...): subclasses are read as their base type; dict
+/// entries are held while they are converted and a dict that changes size
+/// is an error. A `str` with a lone surrogate is an `AxonError`.
 fn to_json(py: Python<'_>, obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
-    if let Ok(s) = obj.cast_exact::<PyString>() {
-        return Ok(Value::String(s.to_str()?.to_owned()));
+    if unsafe { pyo3::ffi::PyUnicode_Check(obj.as_ptr()) } != 0 {
+        return text(py, obj).map(Value::String);
     }
     if obj.is_instance_of::<PyBool>() {
         return Ok(Value::Bool(obj.is_truthy()?));
@@ -62,7 +71,7 @@ fn to_json(py: Python<'_>, obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Val
         if let Ok(u) = obj.extract::<u64>() {
             return Ok(Value::from(u));
         }
-        return Err(to_pyerr(py, invalid(format!("the integer {} does not fit 64 bits; send it as a string", obj.str()?))));
+        return Err(to_pyerr(py, invalid(format!("the integer {} does not fit 64 bits; send it as a string", crate::errors::int_text(obj)))));
     }
     if obj.is_none() {
         return Ok(Value::Null);
@@ -78,23 +87,25 @@ fn to_json(py: Python<'_>, obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Val
     }
     if let Ok(d) = obj.cast::<PyDict>() {
         let mut m = Map::with_capacity(d.len());
-        for (k, v) in d.iter() {
-            let key = k.cast::<PyString>().map_err(|_| {
-                to_pyerr(py, invalid(format!("object keys must be str, found {}", crate::pyjson::type_name(&k))))
-            })?;
-            m.insert(key.to_str()?.to_owned(), to_json(py, &v, depth + 1)?);
-        }
+        crate::pydict::for_each_entry(
+            obj,
+            |k, v| {
+                if unsafe { pyo3::ffi::PyUnicode_Check(k.as_ptr()) } == 0 {
+                    return Err(to_pyerr(py, invalid(format!("object keys must be str, found {}", crate::pyjson::type_name(&k)))));
+                }
+                m.insert(text(py, &k)?, to_json(py, &v, depth + 1)?);
+                Ok(())
+            },
+            || to_pyerr(py, invalid("dictionary changed size during iteration (expected the value to stay unchanged while it is converted)".into())),
+        )?;
         return Ok(Value::Object(m));
     }
-    if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
-        let mut items = Vec::with_capacity(obj.len().unwrap_or(0));
-        for item in obj.try_iter()? {
-            items.push(to_json(py, &item?, depth + 1)?);
-        }
-        return Ok(Value::Array(items));
+    // The list's (tuple's) own items, by index: not a subclass's `__iter__`.
+    if let Ok(l) = obj.cast::<PyList>() {
+        return l.iter().map(|item| to_json(py, &item, depth + 1)).collect::<PyResult<_>>().map(Value::Array);
     }
-    if let Ok(s) = obj.cast::<PyString>() {
-        return Ok(Value::String(s.to_str()?.to_owned()));
+    if let Ok(t) = obj.cast::<PyTuple>() {
+        return t.iter().map(|item| to_json(py, &item, depth + 1)).collect::<PyResult<_>>().map(Value::Array);
     }
     Err(to_pyerr(
         py,
@@ -103,6 +114,15 @@ fn to_json(py: Python<'_>, obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Val
             crate::pyjson::type_name(obj)
         )),
     ))
+}
+
+/// The text of a `str` (or subclass, without calling its methods); a lone
+/// surrogate is an `AxonError`.
+fn text(py: Python<'_>, s: &Bound<'_, PyAny>) -> PyResult<String> {
+    match unsafe { crate::pyjson::pystr_utf8(s.as_ptr()) } {
+        Some(t) => Ok(t.to_owned()),
+        None => Err(to_pyerr(py, invalid("a string holds an unpaired surrogate (expected valid Unicode text)".into()))),
+    }
 }
 
 /// JSON value -> Python.
@@ -193,13 +213,14 @@ fn id_arg(id: Option<String>) -> String {
 /// Decode and validate one message body -> envelope dict (`ref` None when
 /// absent; payload defaults filled unless `fill_defaults=False`).
 #[pyfunction]
-#[pyo3(signature = (data, fill_defaults=true))]
-fn decode<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, fill_defaults: bool) -> PyResult<Bound<'py, PyAny>> {
+#[pyo3(signature = (data, fill_defaults=AxonBool(true)), text_signature = "(data, fill_defaults=True)")]
+fn decode<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, fill_defaults: AxonBool) -> PyResult<Bound<'py, PyAny>> {
+    let fill_defaults = fill_defaults.0;
     let opts = DecodeOptions { fill_defaults, ..DecodeOptions::default() };
-    let env = if let Ok(s) = data.cast::<PyString>() {
-        axon::decode_with(s.to_str()?.as_bytes(), &opts)
+    let env = if data.is_instance_of::<PyString>() {
+        axon::decode_with(text(py, data)?.as_bytes(), &opts)
     } else {
-        with_bytes(data, |b| Ok(axon::decode_with(b, &opts)))?
+        with_bytes_in(ARG, data, |b| Ok(axon::decode_with(b, &opts)))?
     }
     .py_err(py)?;
     envelope_dict(py, &env)
@@ -214,8 +235,9 @@ fn encode<'py>(py: Python<'py>, envelope: &Bound<'py, PyAny>) -> PyResult<Bound<
 
 /// Validate an envelope dict -> its normalized form.
 #[pyfunction]
-#[pyo3(signature = (envelope, fill_defaults=true))]
-fn validate<'py>(py: Python<'py>, envelope: &Bound<'py, PyAny>, fill_defaults: bool) -> PyResult<Bound<'py, PyAny>> {
+#[pyo3(signature = (envelope, fill_defaults=AxonBool(true)), text_signature = "(envelope, fill_defaults=True)")]
+fn validate<'py>(py: Python<'py>, envelope: &Bound<'py, PyAny>, fill_defaults: AxonBool) -> PyResult<Bound<'py, PyAny>> {
+    let fill_defaults = fill_defaults.0;
     let v = to_json(py, envelope, 0)?;
     let env = Envelope::from_value(&v, &DecodeOptions { fill_defaults, max_size: usize::MAX }).py_err(py)?;
     envelope_dict(py, &env)
@@ -227,14 +249,16 @@ fn validate<'py>(py: Python<'py>, envelope: &Bound<'py, PyAny>, fill_defaults: b
 #[allow(clippy::too_many_arguments)]
 fn envelope<'py>(
     py: Python<'py>,
-    from_: &str,
-    to: &str,
-    kind: &str,
+    from_: AxonText,
+    to: AxonText,
+    kind: AxonText,
     payload: &Bound<'py, PyAny>,
-    ref_: Option<String>,
-    id: Option<String>,
-    ts: Option<u64>,
+    ref_: Option<AxonText>,
+    id: Option<AxonText>,
+    ts: Option<AxonU64>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let (from_, to, kind) = (&from_.0[..], &to.0[..], &kind.0[..]);
+    let (ref_, id, ts) = (ref_.map(|r| r.0), id.map(|i| i.0), ts.map(|t| t.0));
     let kind = kind_arg(py, kind)?;
     let payload = payload_arg(py, payload)?;
     let mut env = Envelope::new_with(from_, to, kind, payload, id_arg(id), now(ts)).py_err(py)?;
@@ -252,11 +276,13 @@ fn envelope<'py>(
 fn reply<'py>(
     py: Python<'py>,
     request: &Bound<'py, PyAny>,
-    kind: &str,
+    kind: AxonText,
     payload: &Bound<'py, PyAny>,
-    id: Option<String>,
-    ts: Option<u64>,
+    id: Option<AxonText>,
+    ts: Option<AxonU64>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let kind = &kind.0[..];
+    let (id, ts) = (id.map(|i| i.0), ts.map(|t| t.0));
     let req = envelope_arg(py, request)?;
     let kind = kind_arg(py, kind)?;
     let env = axon::reply_with(&req, kind, payload_arg(py, payload)?, id_arg(id), now(ts)).py_err(py)?;
@@ -265,16 +291,19 @@ fn reply<'py>(
 
 /// An `error` reply to `request`.
 #[pyfunction]
-#[pyo3(signature = (request, code, message, retryable=false, id=None, ts=None))]
+#[pyo3(signature = (request, code, message, retryable=AxonBool(false), id=None, ts=None),
+       text_signature = "(request, code, message, retryable=False, id=None, ts=None)")]
 fn error_envelope<'py>(
     py: Python<'py>,
     request: &Bound<'py, PyAny>,
-    code: &str,
-    message: &str,
-    retryable: bool,
-    id: Option<String>,
-    ts: Option<u64>,
+    code: AxonText,
+    message: AxonText,
+    retryable: AxonBool,
+    id: Option<AxonText>,
+    ts: Option<AxonU64>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let (code, message, retryable) = (&code.0[..], &message.0[..], retryable.0);
+    let (id, ts) = (id.map(|i| i.0), ts.map(|t| t.0));
     let req = envelope_arg(py, request)?;
     let code = ErrorCode::parse(code).ok_or_else(|| {
         to_pyerr(
@@ -292,33 +321,37 @@ fn error_envelope<'py>(
 
 #[pyfunction]
 fn agent_id(py: Python<'_>, public_key: &Bound<'_, PyAny>) -> PyResult<String> {
-    with_bytes(public_key, |b| axon::agent_id(b).py_err(py))
+    with_bytes_in(ARG, public_key, |b| axon::agent_id(b).py_err(py))
 }
 
 #[pyfunction]
 fn agent_id_from_seed(py: Python<'_>, seed: &Bound<'_, PyAny>) -> PyResult<String> {
-    with_bytes(seed, |b| axon::agent_id_from_seed(b).py_err(py))
+    with_bytes_in(ARG, seed, |b| axon::agent_id_from_seed(b).py_err(py))
 }
 
 #[pyfunction]
 fn public_key_from_seed<'py>(py: Python<'py>, seed: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
-    let k = with_bytes(seed, |b| axon::public_key_from_seed(b).py_err(py))?;
+    let k = with_bytes_in(ARG, seed, |b| axon::public_key_from_seed(b).py_err(py))?;
     Ok(PyBytes::new(py, &k))
 }
 
 #[pyfunction]
-fn is_agent_id(s: &str) -> bool {
+fn is_agent_id(s: AxonText) -> bool {
+    let s = &s.0[..];
     axon::is_agent_id(s)
 }
 
 #[pyfunction]
-fn same_agent(a: &str, b: &str) -> bool {
-    axon::same_agent(a, b)
+fn same_agent(a: AxonText, b: AxonText) -> bool {
+    axon::same_agent(&a.0, &b.0)
 }
 
 fn versions_arg(py: Python<'_>, what: &str, v: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
     let mut out = Vec::new();
-    for x in v.try_iter()? {
+    let items = v.try_iter().map_err(|_| {
+        crate::errors::type_error(py, ARG, format!("{what} versions must be an iterable of ints, not {}", crate::pyjson::type_name(v)))
+    })?;
+    for x in items {
         let x = x?;
         match x.extract::<u8>() {
             Ok(n) if !x.is_instance_of::<PyBool>() => out.push(n),
@@ -412,19 +445,35 @@ impl Session {
     // text_signature spells out the default pyo3 would show as `...`; tests-py/test_stubs.py checks it equals the constant.
     #[new]
     #[pyo3(signature = (local_id, *, protocol_versions=None, features=None, agent_name=None, expected_peer=None,
-                        replay_window_ms=axon::REPLAY_WINDOW_MS, replay_capacity=axon::REPLAY_CACHE_CAPACITY),
+                        replay_window_ms=AxonU64(axon::REPLAY_WINDOW_MS), replay_capacity=AxonU64(axon::REPLAY_CACHE_CAPACITY as u64)),
            text_signature = "(local_id, *, protocol_versions=None, features=None, agent_name=None, expected_peer=None, replay_window_ms=300000, replay_capacity=100000)")]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
-        local_id: &str,
+        local_id: AxonText,
         protocol_versions: Option<&Bound<'_, PyAny>>,
-        features: Option<Vec<String>>,
-        agent_name: Option<String>,
-        expected_peer: Option<String>,
-        replay_window_ms: u64,
-        replay_capacity: usize,
+        features: Option<&Bound<'_, PyAny>>,
+        agent_name: Option<AxonText>,
+        expected_peer: Option<AxonText>,
+        replay_window_ms: AxonU64,
+        replay_capacity: AxonU64,
     ) -> PyResult<Self> {
+        let local_id = &local_id.0[..];
+        let features = match features.filter(|f| !f.is_none()) {
+            // A list or tuple of str (a str itself is not a list of features).
+            Some(f) if f.is_instance_of::<PyList>() || f.is_instance_of::<PyTuple>() => {
+                let items: Vec<Bound<'_, PyAny>> = match f.cast::<PyList>() {
+                    Ok(l) => l.iter().collect(),
+                    Err(_) => f.cast::<PyTuple>()?.iter().collect(),
+                };
+                Some(items.iter().map(|x| crate::errors::str_arg(py, Format::Axon, ARG, "a feature", x).map(str::to_owned)).collect::<PyResult<Vec<_>>>()?)
+            }
+            Some(f) => return Err(crate::errors::type_error(py, ARG, format!("features must be a list of str, not {}", crate::pyjson::type_name(f)))),
+            None => None,
+        };
+        let (agent_name, expected_peer) = (agent_name.map(|a| a.0), expected_peer.map(|e| e.0));
+        let replay_window_ms = replay_window_ms.0;
+        let replay_capacity = usize::try_from(replay_capacity.0).unwrap_or(usize::MAX);
         let mut config = axon::SessionConfig::new(local_id);
         if let Some(v) = protocol_versions {
             config.protocol_versions = versions_arg(py, "the session's", v)?;
@@ -441,7 +490,8 @@ impl Session {
 
     /// Start the handshake: `{"bytes", "route", "envelope"}` of the hello to send.
     #[pyo3(signature = (to, now_ms=None))]
-    fn hello<'py>(&mut self, py: Python<'py>, to: &str, now_ms: Option<u64>) -> PyResult<Bound<'py, PyDict>> {
+    fn hello<'py>(&mut self, py: Python<'py>, to: AxonText, now_ms: Option<AxonU64>) -> PyResult<Bound<'py, PyDict>> {
+        let (to, now_ms) = (&to.0[..], now_ms.map(|n| n.0));
         let out = self.inner.hello(to, now(now_ms)).py_err(py)?;
         let env = axon::decode_with(&out.bytes, &DecodeOptions { fill_defaults: false, ..DecodeOptions::default() }).py_err(py)?;
         outbound_dict(py, &out, &env)
@@ -449,7 +499,8 @@ impl Session {
 
     /// Check and encode a message to send: `{"bytes", "route", "envelope"}`.
     #[pyo3(signature = (envelope, now_ms=None))]
-    fn send<'py>(&mut self, py: Python<'py>, envelope: &Bound<'py, PyAny>, now_ms: Option<u64>) -> PyResult<Bound<'py, PyDict>> {
+    fn send<'py>(&mut self, py: Python<'py>, envelope: &Bound<'py, PyAny>, now_ms: Option<AxonU64>) -> PyResult<Bound<'py, PyDict>> {
+        let now_ms = now_ms.map(|n| n.0);
         let env = envelope_arg(py, envelope)?;
         let out = self.inner.send(&env, now(now_ms)).py_err(py)?;
         outbound_dict(py, &out, &env)
@@ -457,8 +508,9 @@ impl Session {
 
     /// Process a received body; `stream` is "bidirectional" or "unidirectional".
     #[pyo3(signature = (data, stream, now_ms=None))]
-    fn receive<'py>(&mut self, py: Python<'py>, data: &Bound<'py, PyAny>, stream: &str, now_ms: Option<u64>) -> PyResult<Bound<'py, PyDict>> {
-        let stream = match stream {
+    fn receive<'py>(&mut self, py: Python<'py>, data: &Bound<'py, PyAny>, stream: AxonText, now_ms: Option<AxonU64>) -> PyResult<Bound<'py, PyDict>> {
+        let now_ms = now_ms.map(|n| n.0);
+        let stream = match &stream.0[..] {
             "bidirectional" | "bidi" => StreamType::Bidirectional,
             "unidirectional" | "uni" => StreamType::Unidirectional,
             other => {
@@ -469,7 +521,7 @@ impl Session {
             }
         };
         let now = now(now_ms);
-        let got = with_bytes(data, |b| Ok(self.inner.receive(b, stream, now)))?;
+        let got = with_bytes_in(ARG, data, |b| Ok(self.inner.receive(b, stream, now)))?;
         let d = PyDict::new(py);
         match got {
             Inbound::Deliver { envelope, in_reply_to } => {
@@ -500,7 +552,8 @@ impl Session {
 
     /// Forget and return the requests whose deadline has passed.
     #[pyo3(signature = (now_ms=None))]
-    fn expire<'py>(&mut self, py: Python<'py>, now_ms: Option<u64>) -> PyResult<Bound<'py, PyList>> {
+    fn expire<'py>(&mut self, py: Python<'py>, now_ms: Option<AxonU64>) -> PyResult<Bound<'py, PyList>> {
+        let now_ms = now_ms.map(|n| n.0);
         let list = PyList::empty(py);
         for p in self.inner.expire(now(now_ms)) {
             list.append(pending_dict(py, &p)?)?;
@@ -509,8 +562,8 @@ impl Session {
     }
 
     /// Stop waiting for the answer to a request; returns it, or None.
-    fn forget<'py>(&mut self, py: Python<'py>, id: &str) -> PyResult<Bound<'py, PyAny>> {
-        match self.inner.forget(id) {
+    fn forget<'py>(&mut self, py: Python<'py>, id: AxonText) -> PyResult<Bound<'py, PyAny>> {
+        match self.inner.forget(&id.0) {
             Some(p) => pending_dict(py, &p),
             None => Ok(py.None().into_bound(py)),
         }

@@ -72,3 +72,172 @@ impl<T> IntoPyResult<T> for Result<T, polywire::Error> {
         self.map_err(|e| to_pyerr(py, e))
     }
 }
+
+// ---------------------------------------------------------------- typed argument errors
+//
+// Every error a public function raises for bad input carries `code`:
+// a value of the wrong type is a `PolywireTypeError` (a `TypeError`), a value
+// of the right type but out of range, a lone surrogate or a huge int is the
+// format's error class (a `ValueError`). pyo3's own argument conversions
+// raise a plain `TypeError` (or `OverflowError` for an int out of range), so
+// the functions take such arguments as objects and convert them here.
+
+create_exception!(
+    polywire,
+    PolywireTypeError,
+    pyo3::exceptions::PyTypeError,
+    "An argument or value has a type polywire cannot take (a TypeError with `code`)."
+);
+
+pub fn register_type_error(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("PolywireTypeError", m.py().get_type::<PolywireTypeError>())
+}
+
+/// A `PolywireTypeError` with `code` (and the other attributes None).
+#[cold]
+pub fn type_error(py: Python<'_>, code: &'static str, msg: impl Into<String>) -> PyErr {
+    to_pyerr_as(py, py.get_type::<PolywireTypeError>(), polywire::Error::new(Format::Json, code, msg.into()))
+}
+
+/// The format's error (its class) with `code`.
+#[cold]
+pub fn value_error(py: Python<'_>, format: Format, code: &'static str, msg: impl Into<String>) -> PyErr {
+    to_pyerr(py, polywire::Error::new(format, code, msg.into()))
+}
+
+/// `repr(obj)` for messages; runs Python code, so only on error paths.
+#[cold]
+pub fn repr(obj: &Bound<'_, PyAny>) -> String {
+    // An int too long for str() (the 4,300-digit limit) has no repr either.
+    obj.repr().map(|r| r.to_string()).unwrap_or_else(|_| format!("<{}>", crate::pyjson::type_name(obj)))
+}
+
+/// An `int` argument (not a `bool`) in `min..=max`. Without calling any
+/// `__index__`: an int subclass is read as the int it is.
+pub fn int_arg(py: Python<'_>, format: Format, code: &'static str, name: &str, obj: &Bound<'_, PyAny>, min: i128, max: i128) -> PyResult<i128> {
+    unsafe {
+        let p = obj.as_ptr();
+        if pyo3::ffi::PyLong_Check(p) == 0 || pyo3::ffi::PyBool_Check(p) != 0 {
+            return Err(type_error(py, code, format!("{name} must be an int, not {}", crate::pyjson::type_name(obj))));
+        }
+        let mut overflow: std::os::raw::c_int = 0;
+        let v = pyo3::ffi::PyLong_AsLongLongAndOverflow(p, &mut overflow);
+        let v = if overflow > 0 {
+            // Past i64: u64 values still count.
+            let u = pyo3::ffi::PyLong_AsUnsignedLongLong(p);
+            if u == u64::MAX && !pyo3::ffi::PyErr_Occurred().is_null() {
+                pyo3::ffi::PyErr_Clear();
+                None
+            } else {
+                Some(i128::from(u))
+            }
+        } else if overflow < 0 {
+            None
+        } else if v == -1 && !pyo3::ffi::PyErr_Occurred().is_null() {
+            return Err(PyErr::fetch(py));
+        } else {
+            Some(i128::from(v))
+        };
+        match v {
+            Some(v) if (min..=max).contains(&v) => Ok(v),
+            _ => Err(value_error(py, format, code, format!("{name} must be an int in {min}..={max}, got {}", int_text(obj)))),
+        }
+    }
+}
+
+/// The decimal text of an int for messages, or its size when it is too
+/// long for `str()`.
+#[cold]
+pub fn int_text(obj: &Bound<'_, PyAny>) -> String {
+    unsafe {
+        let p = obj.as_ptr();
+        let r = (*std::ptr::addr_of_mut!(pyo3::ffi::PyLong_Type)).tp_repr.map(|f| f(p)).unwrap_or(std::ptr::null_mut());
+        if r.is_null() {
+            pyo3::ffi::PyErr_Clear();
+            let bits = pyo3::ffi::_PyLong_NumBits(p);
+            pyo3::ffi::PyErr_Clear();
+            return format!("an int of {bits} bits");
+        }
+        Bound::from_owned_ptr(obj.py(), r).to_string()
+    }
+}
+
+/// An optional int argument (`None` -> `None`).
+pub fn opt_int_arg(py: Python<'_>, format: Format, code: &'static str, name: &str, obj: Option<&Bound<'_, PyAny>>, min: i128, max: i128) -> PyResult<Option<i128>> {
+    match obj {
+        Some(o) if !o.is_none() => int_arg(py, format, code, name, o, min, max).map(Some),
+        _ => Ok(None),
+    }
+}
+
+/// A `bool` argument: `True`/`False` only (as pyo3's own), typed.
+pub fn bool_arg(py: Python<'_>, code: &'static str, name: &str, obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    unsafe {
+        let p = obj.as_ptr();
+        if p == pyo3::ffi::Py_True() {
+            Ok(true)
+        } else if p == pyo3::ffi::Py_False() {
+            Ok(false)
+        } else {
+            Err(type_error(py, code, format!("{name} must be a bool, not {}", crate::pyjson::type_name(obj))))
+        }
+    }
+}
+
+/// A `str` argument as UTF-8: wrong type -> `PolywireTypeError`, a lone
+/// surrogate -> the format's error (never `UnicodeEncodeError`). Reads a
+/// subclass's text without calling any of its methods.
+pub fn str_arg<'a>(py: Python<'_>, format: Format, code: &'static str, name: &str, obj: &'a Bound<'_, PyAny>) -> PyResult<&'a str> {
+    unsafe {
+        if pyo3::ffi::PyUnicode_Check(obj.as_ptr()) == 0 {
+            return Err(type_error(py, code, format!("{name} must be a str, not {}", crate::pyjson::type_name(obj))));
+        }
+        match crate::pyjson::pystr_utf8(obj.as_ptr()) {
+            Some(s) => Ok(s),
+            None => Err(value_error(py, format, code, format!("{name} holds an unpaired surrogate (expected valid Unicode text)"))),
+        }
+    }
+}
+
+#[allow(dead_code)]
+pub fn opt_str_arg(py: Python<'_>, format: Format, code: &'static str, name: &str, obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
+    match obj {
+        Some(o) if !o.is_none() => str_arg(py, format, code, name, o).map(|s| Some(s.to_owned())),
+        _ => Ok(None),
+    }
+}
+
+/// Argument types converting with typed errors, for `#[pyfunction]`
+/// signatures: `FooText` (a `str`, UTF-8), `FooU64` (an int in 0..2**64),
+/// `FooBool` (`True`/`False`). The error does not name the parameter (pyo3
+/// adds the name only to plain `TypeError`s).
+macro_rules! arg_types {
+    ($text:ident, $u64:ident, $bool:ident, $format:expr, $code:expr) => {
+        pub struct $text(pub String);
+        impl<'a, 'py> pyo3::FromPyObject<'a, 'py> for $text {
+            type Error = PyErr;
+            fn extract(obj: pyo3::Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+                crate::errors::str_arg(obj.py(), $format, $code, "a str argument", &obj).map(|s| $text(s.to_owned()))
+            }
+        }
+        pub struct $u64(pub u64);
+        impl<'a, 'py> pyo3::FromPyObject<'a, 'py> for $u64 {
+            type Error = PyErr;
+            fn extract(obj: pyo3::Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+                crate::errors::int_arg(obj.py(), $format, $code, "an int argument", &obj, 0, i128::from(u64::MAX)).map(|v| $u64(v as u64))
+            }
+        }
+        pub struct $bool(pub bool);
+        impl<'a, 'py> pyo3::FromPyObject<'a, 'py> for $bool {
+            type Error = PyErr;
+            fn extract(obj: pyo3::Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+                crate::errors::bool_arg(obj.py(), $code, "a bool argument", &obj).map($bool)
+            }
+        }
+    };
+}
+
+arg_types!(AxonText, AxonU64, AxonBool, Format::Axon, "invalid_envelope");
+#[allow(dead_code)]
+mod kameo_args { use super::*; arg_types!(KameoText, KameoU64, KameoBool, Format::Kameo, "KAMEO_INVALID_VALUE"); }
+pub use kameo_args::KameoText;

@@ -1,7 +1,7 @@
 //! `_polywire.kado`: Kado frames. The public wrapper is `polywire/kado.py`.
 
-use crate::buffer::with_bytes;
-use crate::errors::{IntoPyResult, KadoError};
+use crate::buffer::with_bytes_in;
+use crate::errors::{bool_arg, int_arg, opt_int_arg, IntoPyResult};
 use crate::pyjson::{self, PyBuilder};
 use polywire::kado::{self, Header, MessageType, HEADER_SIZE};
 use polywire::{Error, Format};
@@ -29,10 +29,25 @@ pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
 
 #[cold]
 fn arg_error(msg: String) -> PyErr {
-    PyErr::new::<KadoError, _>(msg)
+    Python::attach(|py| crate::errors::value_error(py, Format::Kado, ARG, msg))
 }
 
-fn message_type(msg_type: i64) -> PyResult<MessageType> {
+const ARG: &str = "KADO_INVALID_ARGUMENT";
+
+/// `max_size` of the one-shot decoders: a non-negative int (typed errors,
+/// never `OverflowError`); past `usize`, no bound beyond memory.
+fn max_size_arg(py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<usize> {
+    let n = int_arg(py, Format::Kado, ARG, "max_size", v, 0, i128::from(u64::MAX))?;
+    Ok(usize::try_from(n).unwrap_or(usize::MAX))
+}
+
+fn message_type(py: Python<'_>, msg_type: &Bound<'_, PyAny>) -> PyResult<MessageType> {
+    // Any int (of any size) that is no message type is KADO_UNKNOWN_TYPE.
+    let msg_type = match int_arg(py, Format::Kado, "KADO_UNKNOWN_TYPE", "msg_type", msg_type, 0, 255) {
+        Ok(t) => t as i64,
+        Err(e) if e.is_instance_of::<pyo3::exceptions::PyTypeError>(py) => return Err(e),
+        Err(_) => -1,
+    };
     u8::try_from(msg_type).ok().and_then(MessageType::from_u8).ok_or_else(|| {
         Python::attach(|py| {
             crate::errors::to_pyerr(
@@ -47,18 +62,12 @@ fn message_type(msg_type: i64) -> PyResult<MessageType> {
     })
 }
 
-fn u32_arg(name: &str, v: i64) -> PyResult<u32> {
-    u32::try_from(v).map_err(|_| arg_error(format!("{name} must be in 0..=4294967295, got {v}")))
+fn u32_arg(py: Python<'_>, name: &str, v: &Bound<'_, PyAny>) -> PyResult<u32> {
+    Ok(int_arg(py, Format::Kado, ARG, name, v, 0, i128::from(u32::MAX))? as u32)
 }
 
-fn timestamp_arg(ts: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
-    match ts {
-        None => Ok(kado::now_ms()),
-        Some(t) if t.is_none() => Ok(kado::now_ms()),
-        Some(t) => t
-            .extract::<u64>()
-            .map_err(|_| arg_error(format!("timestamp must be an int in 0..2**64, got {}", t.repr().map(|r| r.to_string()).unwrap_or_default()))),
-    }
+fn timestamp_arg(py: Python<'_>, ts: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
+    Ok(opt_int_arg(py, Format::Kado, ARG, "timestamp", ts, 0, i128::from(u64::MAX))?.map_or_else(kado::now_ms, |t| t as u64))
 }
 
 /// Encode a frame: JSON as `JSON.stringify` writes it, compressed when the
@@ -67,14 +76,14 @@ fn timestamp_arg(ts: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
 #[pyo3(signature = (msg_type, data, sequence_id, timestamp=None))]
 fn encode<'py>(
     py: Python<'py>,
-    msg_type: i64,
+    msg_type: &Bound<'py, PyAny>,
     data: &Bound<'py, PyAny>,
-    sequence_id: i64,
+    sequence_id: &Bound<'py, PyAny>,
     timestamp: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let t = message_type(msg_type)?;
-    let seq = u32_arg("sequence_id", sequence_id)?;
-    let ts = timestamp_arg(timestamp)?;
+    let t = message_type(py, msg_type)?;
+    let seq = u32_arg(py, "sequence_id", sequence_id)?;
+    let ts = timestamp_arg(py, timestamp)?;
     with_scratch(|buf, scratch| {
         buf.extend_from_slice(&[0u8; HEADER_SIZE]);
         pyjson::write(buf, data)?;
@@ -138,15 +147,18 @@ fn message_dict<'py>(py: Python<'py>, h: &Header, payload: Bound<'py, PyAny>) ->
 }
 
 fn parse_payload<'py>(py: Python<'py>, payload: &[u8], base: usize) -> PyResult<Bound<'py, PyAny>> {
-    kado::parse_payload(payload, base, &mut PyBuilder::new(py)).map_err(|e| e.into_pyerr(py))
+    kado::parse_payload(payload, base, &mut PyBuilder::new(py, Format::Kado)).map_err(|e| e.into_pyerr(py))
 }
 
 /// Decode a frame into `{"header": {...}, "payload": value}`. Bytes after the
-/// frame are ignored.
+/// frame are ignored. A compressed payload expanding past `max_size` bytes
+/// fails with `KADO_FRAME_TOO_LARGE` before it is allocated.
 #[pyfunction]
-fn decode<'py>(py: Python<'py>, buffer: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    with_bytes(buffer, |b| {
-        let (header, payload) = kado::decode_raw(b).py_err(py)?;
+#[pyo3(signature = (buffer, *, max_size=None), text_signature = "(buffer, *, max_size=16777216)")]
+fn decode<'py>(py: Python<'py>, buffer: &Bound<'py, PyAny>, max_size: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+    let limit = max_size.map_or(Ok(kado::DEFAULT_MAX_FRAME_SIZE), |m| max_size_arg(py, m))?;
+    with_bytes_in(ARG, buffer, |b| {
+        let (header, payload) = kado::decode_raw_limited(b, limit).py_err(py)?;
         let base = if matches!(payload, Cow::Borrowed(_)) { HEADER_SIZE } else { 0 };
         let value = parse_payload(py, &payload, base)?;
         message_dict(py, &header, value)
@@ -156,9 +168,11 @@ fn decode<'py>(py: Python<'py>, buffer: &Bound<'py, PyAny>) -> PyResult<Bound<'p
 /// Decode a frame without parsing its JSON: `{"header": {...}, "payload":
 /// bytes}` with the payload decompressed.
 #[pyfunction]
-fn decode_raw<'py>(py: Python<'py>, buffer: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    with_bytes(buffer, |b| {
-        let (header, payload) = kado::decode_raw(b).py_err(py)?;
+#[pyo3(signature = (buffer, *, max_size=None), text_signature = "(buffer, *, max_size=16777216)")]
+fn decode_raw<'py>(py: Python<'py>, buffer: &Bound<'py, PyAny>, max_size: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+    let limit = max_size.map_or(Ok(kado::DEFAULT_MAX_FRAME_SIZE), |m| max_size_arg(py, m))?;
+    with_bytes_in(ARG, buffer, |b| {
+        let (header, payload) = kado::decode_raw_limited(b, limit).py_err(py)?;
         message_dict(py, &header, PyBytes::new(py, &payload).into_any())
     })
 }
@@ -167,39 +181,41 @@ fn decode_raw<'py>(py: Python<'py>, buffer: &Bound<'py, PyAny>) -> PyResult<Boun
 #[pyo3(signature = (msg_type, payload_length, sequence_id, timestamp=None))]
 fn encode_header<'py>(
     py: Python<'py>,
-    msg_type: i64,
-    payload_length: i64,
-    sequence_id: i64,
+    msg_type: &Bound<'py, PyAny>,
+    payload_length: &Bound<'py, PyAny>,
+    sequence_id: &Bound<'py, PyAny>,
     timestamp: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let t = message_type(msg_type)?;
-    let len = u32_arg("payload_length", payload_length)?;
-    let seq = u32_arg("sequence_id", sequence_id)?;
-    let ts = timestamp_arg(timestamp)?;
+    let t = message_type(py, msg_type)?;
+    let len = u32_arg(py, "payload_length", payload_length)?;
+    let seq = u32_arg(py, "sequence_id", sequence_id)?;
+    let ts = timestamp_arg(py, timestamp)?;
     Ok(PyBytes::new(py, &Header::new(t, len, ts, seq).to_bytes()))
 }
 
 #[pyfunction]
 fn decode_header<'py>(py: Python<'py>, buffer: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
-    with_bytes(buffer, |b| header_dict(py, &kado::decode_header(b).py_err(py)?))
+    with_bytes_in(ARG, buffer, |b| header_dict(py, &kado::decode_header(b).py_err(py)?))
 }
 
 #[pyfunction]
 fn validate(buffer: &Bound<'_, PyAny>) -> PyResult<bool> {
-    with_bytes(buffer, |b| Ok(kado::validate(b)))
+    with_bytes_in(ARG, buffer, |b| Ok(kado::validate(b)))
 }
 
 #[pyfunction]
 fn compress<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    with_bytes(data, |b| match kado::compress(b) {
+    with_bytes_in(ARG, data, |b| match kado::compress(b) {
         Cow::Borrowed(_) if data.is_exact_instance_of::<PyBytes>() => Ok(data.clone()),
         c => Ok(PyBytes::new(py, &c).into_any()),
     })
 }
 
 #[pyfunction]
-fn decompress<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    with_bytes(data, |b| match kado::decompress(b).py_err(py)? {
+#[pyo3(signature = (data, *, max_size=None), text_signature = "(data, *, max_size=16777216)")]
+fn decompress<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, max_size: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+    let limit = max_size.map_or(Ok(kado::DEFAULT_MAX_FRAME_SIZE), |m| max_size_arg(py, m))?;
+    with_bytes_in(ARG, data, |b| match kado::decompress_limited(b, limit).py_err(py)? {
         Cow::Borrowed(_) if data.is_exact_instance_of::<PyBytes>() => Ok(data.clone()),
         c => Ok(PyBytes::new(py, &c).into_any()),
     })
@@ -207,7 +223,7 @@ fn decompress<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<
 
 #[pyfunction]
 fn is_compressed(data: &Bound<'_, PyAny>) -> PyResult<bool> {
-    with_bytes(data, |b| Ok(kado::is_compressed(b)))
+    with_bytes_in(ARG, data, |b| Ok(kado::is_compressed(b)))
 }
 
 /// Streaming decoder over the core `FrameDecoder`.
@@ -224,9 +240,14 @@ struct FrameDecoder {
 impl FrameDecoder {
     // text_signature spells out the default pyo3 would show as `...`; tests-py/test_stubs.py checks it equals the constant.
     #[new]
-    #[pyo3(signature = (max_frame_size=kado::DEFAULT_MAX_FRAME_SIZE, *, raw=false),
+    #[pyo3(signature = (max_frame_size=None, *, raw=None),
            text_signature = "(max_frame_size=16777216, *, raw=False)")]
-    fn new(max_frame_size: usize, raw: bool) -> PyResult<Self> {
+    fn new(py: Python<'_>, max_frame_size: Option<&Bound<'_, PyAny>>, raw: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let raw = raw.map_or(Ok(false), |r| bool_arg(py, ARG, "raw", r))?;
+        let max_frame_size = match max_frame_size {
+            Some(m) => usize::try_from(int_arg(py, Format::Kado, ARG, "max_frame_size", m, 0, i128::from(u64::MAX))?).unwrap_or(usize::MAX),
+            None => kado::DEFAULT_MAX_FRAME_SIZE,
+        };
         if max_frame_size < HEADER_SIZE {
             return Err(arg_error(format!("max_frame_size must be at least {HEADER_SIZE}, got {max_frame_size}")));
         }
@@ -239,7 +260,7 @@ impl FrameDecoder {
             self.inner.fail(e.clone());
             return Err(crate::errors::to_pyerr(py, e));
         }
-        with_bytes(data, |b| {
+        with_bytes_in(ARG, data, |b| {
             self.inner.push(b);
             Ok(())
         })?;
@@ -254,7 +275,7 @@ impl FrameDecoder {
                 PyBytes::new(py, &frame.payload).into_any()
             } else {
                 let base = if frame.compressed { 0 } else { frame.offset as usize + HEADER_SIZE };
-                match kado::parse_payload(&frame.payload, base, &mut PyBuilder::new(py)) {
+                match kado::parse_payload(&frame.payload, base, &mut PyBuilder::new(py, Format::Kado)) {
                     Ok(v) => v,
                     Err(pyjson::BuildError::Codec(e)) => return self.fail_after(py, out, e),
                     Err(pyjson::BuildError::Py(e)) => return Err(*e),

@@ -8,13 +8,15 @@
 //! `dict`. A MessagePack map key that is an array becomes a tuple (dict keys
 //! must be hashable).
 
-use crate::buffer::with_bytes;
+use crate::buffer::with_bytes_in;
+use crate::errors::KameoText;
+
+const ARG: &str = "KAMEO_INVALID_VALUE";
 use crate::errors::{to_pyerr, IntoPyResult};
 use crate::pyjson::type_name;
 use polywire::kameo::{self as pk, msgpack, ActorId, ActorRegistration, PeerId, Value, MAX_VALUE_DEPTH};
 use polywire::{Error, Format};
 use pyo3::buffer::PyBuffer;
-use pyo3::exceptions::PyTypeError;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -67,20 +69,32 @@ fn to_value(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
     } else if let Ok(b) = obj.cast::<PyBool>() {
         Ok(Value::Bool(b.is_true()))
     } else if let Ok(s) = obj.cast::<PyString>() {
-        Ok(Value::Str(s.to_str()?.to_owned()))
+        // A subclass's text without calling its methods; a lone surrogate
+        // is a KameoError, not a UnicodeEncodeError.
+        match unsafe { crate::pyjson::pystr_utf8(s.as_ptr()) } {
+            Some(t) => Ok(Value::Str(t.to_owned())),
+            None => Err(kameo_err(py, "KAMEO_INVALID_VALUE", "a string holds an unpaired surrogate (expected valid Unicode text)".into())),
+        }
     } else if let Ok(i) = obj.cast::<PyInt>() {
-        i.extract::<i128>().map(Value::Int).map_err(|_| {
-            kameo_err(py, "KAMEO_MSGPACK_INTEGER_RANGE", format!("integer {} is out of range", i.str().map(|s| s.to_string()).unwrap_or_default()))
-        })
+        // An int subclass is read as the int it is (no `__index__`).
+        crate::errors::int_arg(py, Format::Kameo, "KAMEO_MSGPACK_INTEGER_RANGE", "integer", i, i128::from(i64::MIN), i128::from(u64::MAX)).map(Value::Int)
     } else if let Ok(f) = obj.cast::<PyFloat>() {
         Ok(Value::F64(f.value()))
     } else if let Ok(b) = obj.cast::<PyBytes>() {
         Ok(Value::Bytes(b.as_bytes().to_vec()))
     } else if let Ok(d) = obj.cast::<PyDict>() {
+        // Entries held while converted; a dict that changes size (Python
+        // code run by a conversion, e.g. a `__buffer__`) is an error, never
+        // a panic or a read of a freed entry.
         let mut entries = Vec::with_capacity(d.len());
-        for (k, v) in d.iter() {
-            entries.push((to_value(&k, depth + 1)?, to_value(&v, depth + 1)?));
-        }
+        crate::pydict::for_each_entry(
+            obj,
+            |k, v| {
+                entries.push((to_value(&k, depth + 1)?, to_value(&v, depth + 1)?));
+                Ok(())
+            },
+            || kameo_err(py, "KAMEO_VALUE_CHANGED", "dictionary changed size during iteration (expected the value to stay unchanged while it is converted)".into()),
+        )?;
         Ok(Value::Map(entries))
     } else if let Ok(l) = obj.cast::<PyList>() {
         l.iter().map(|x| to_value(&x, depth + 1)).collect::<PyResult<_>>().map(Value::Array)
@@ -89,10 +103,11 @@ fn to_value(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
     } else if let Ok(buf) = PyBuffer::<u8>::get(obj) {
         Ok(Value::Bytes(buf.to_vec(py)?))
     } else {
-        Err(PyTypeError::new_err(format!(
-            "cannot convert {} (expected None, bool, int, float, str, bytes, list, tuple or dict)",
-            type_name(obj)
-        )))
+        Err(crate::errors::type_error(
+            py,
+            "KAMEO_INVALID_VALUE",
+            format!("cannot convert {} (expected None, bool, int, float, str, bytes, list, tuple or dict)", type_name(obj)),
+        ))
     }
 }
 
@@ -148,7 +163,7 @@ fn encode_request<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> PyResult<B
 /// A `SwarmRequest` from CBOR bytes (kameo's rules; trailing bytes ignored).
 #[pyfunction]
 fn decode_request<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    let v = with_bytes(data, |b| pk::decode_request_value(b).py_err(py))?;
+    let v = with_bytes_in(ARG, data, |b| pk::decode_request_value(b).py_err(py))?;
     from_value(py, &v)
 }
 
@@ -160,7 +175,7 @@ fn encode_response<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> PyResult<
 
 #[pyfunction]
 fn decode_response<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    let v = with_bytes(data, |b| pk::decode_response_value(b).py_err(py))?;
+    let v = with_bytes_in(ARG, data, |b| pk::decode_response_value(b).py_err(py))?;
     from_value(py, &v)
 }
 
@@ -179,9 +194,7 @@ fn opt_peer_arg(py: Python<'_>, peer_id: Option<&Bound<'_, PyAny>>) -> PyResult<
 }
 
 fn u64_arg(py: Python<'_>, name: &str, v: &Bound<'_, PyAny>) -> PyResult<u64> {
-    v.extract::<u64>().map_err(|_| {
-        kameo_err(py, "KAMEO_INVALID_VALUE", format!("{name}: expected an int in 0..2**64, got {}", v.repr().map(|r| r.to_string()).unwrap_or_default()))
-    })
+    crate::errors::int_arg(py, Format::Kameo, ARG, name, v, 0, i128::from(u64::MAX)).map(|n| n as u64)
 }
 
 fn registration_dict<'py>(py: Python<'py>, id: &ActorId, remote_id: &str) -> PyResult<Bound<'py, PyDict>> {
@@ -199,45 +212,46 @@ fn encode_registration<'py>(
     py: Python<'py>,
     sequence_id: &Bound<'py, PyAny>,
     peer_id: Option<&Bound<'py, PyAny>>,
-    remote_id: &str,
+    remote_id: KameoText,
 ) -> PyResult<Bound<'py, PyBytes>> {
+    let remote_id = &remote_id.0[..];
     let id = ActorId::new(u64_arg(py, "sequence_id", sequence_id)?, opt_peer_arg(py, peer_id)?);
     Ok(PyBytes::new(py, &ActorRegistration::new(id, remote_id).to_bytes()))
 }
 
 #[pyfunction]
 fn decode_registration<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
-    let reg = with_bytes(data, |b| ActorRegistration::from_bytes(b).py_err(py))?;
+    let reg = with_bytes_in(ARG, data, |b| ActorRegistration::from_bytes(b).py_err(py))?;
     registration_dict(py, &reg.actor_id, &reg.remote_id)
 }
 
 #[pyfunction]
-fn metadata_key(py: Python<'_>, actor_name: &str, peer_id: &Bound<'_, PyAny>) -> PyResult<String> {
-    Ok(pk::metadata_key(actor_name, &peer_arg(py, peer_id)?))
+fn metadata_key(py: Python<'_>, actor_name: KameoText, peer_id: &Bound<'_, PyAny>) -> PyResult<String> {
+    Ok(pk::metadata_key(&actor_name.0, &peer_arg(py, peer_id)?))
 }
 
 /// `(actor_name, peer_id)` of a metadata record key, as kameo validates it.
 #[pyfunction]
 fn parse_metadata_key(py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<(String, String)> {
-    let parsed = if let Ok(s) = key.cast::<PyString>() {
-        pk::parse_metadata_key(s.to_str()?.as_bytes())
+    let parsed = if key.is_instance_of::<PyString>() {
+        pk::parse_metadata_key(crate::errors::str_arg(py, Format::Kameo, ARG, "key", key)?.as_bytes())
     } else {
-        with_bytes(key, |b| Ok(pk::parse_metadata_key(b)))?
+        with_bytes_in(ARG, key, |b| Ok(pk::parse_metadata_key(b)))?
     };
     let (name, peer) = parsed.py_err(py)?;
     Ok((name, peer.to_base58()))
 }
 
 #[pyfunction]
-fn provider_key<'py>(py: Python<'py>, actor_name: &str) -> Bound<'py, PyBytes> {
-    PyBytes::new(py, &pk::provider_key(actor_name))
+fn provider_key<'py>(py: Python<'py>, actor_name: KameoText) -> Bound<'py, PyBytes> {
+    PyBytes::new(py, &pk::provider_key(&actor_name.0))
 }
 
 /// Base58 peer id of a public key: 32 raw Ed25519 bytes, or a
 /// protobuf-encoded libp2p public key.
 #[pyfunction]
 fn peer_id_from_public_key(py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<String> {
-    with_bytes(key, |b| PeerId::from_public_key(b).py_err(py)).map(|p| p.to_base58())
+    with_bytes_in(ARG, key, |b| PeerId::from_public_key(b).py_err(py)).map(|p| p.to_base58())
 }
 
 #[pyfunction]
@@ -247,7 +261,7 @@ fn peer_id_to_bytes<'py>(py: Python<'py>, peer_id: &Bound<'py, PyAny>) -> PyResu
 
 #[pyfunction]
 fn peer_id_from_bytes(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<String> {
-    with_bytes(data, |b| PeerId::from_bytes(b).py_err(py)).map(|p| p.to_base58())
+    with_bytes_in(ARG, data, |b| PeerId::from_bytes(b).py_err(py)).map(|p| p.to_base58())
 }
 
 #[pyfunction]
@@ -259,28 +273,32 @@ fn actor_id_to_bytes<'py>(py: Python<'py>, sequence_id: &Bound<'py, PyAny>, peer
 
 #[pyfunction]
 fn actor_id_from_bytes<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    let id = with_bytes(data, |b| ActorId::from_bytes(b).py_err(py))?;
+    let id = with_bytes_in(ARG, data, |b| ActorId::from_bytes(b).py_err(py))?;
     from_value(py, &pk::actor_id_to_value(&id))
 }
 
 #[pyfunction]
-#[pyo3(signature = (crate_name, crate_major, module_path, message_type, actor_type, impl_generics=""))]
+#[pyo3(signature = (crate_name, crate_major, module_path, message_type, actor_type, impl_generics=None),
+       text_signature = "(crate_name, crate_major, module_path, message_type, actor_type, impl_generics='')")]
 fn remote_message_id(
     py: Python<'_>,
-    crate_name: &str,
+    crate_name: KameoText,
     crate_major: &Bound<'_, PyAny>,
-    module_path: &str,
-    message_type: &str,
-    actor_type: &str,
-    impl_generics: &str,
+    module_path: KameoText,
+    message_type: KameoText,
+    actor_type: KameoText,
+    impl_generics: Option<KameoText>,
 ) -> PyResult<String> {
+    let impl_generics = impl_generics.map(|g| g.0).unwrap_or_default();
+    let (crate_name, module_path, message_type, actor_type, impl_generics) =
+        (&crate_name.0[..], &module_path.0[..], &message_type.0[..], &actor_type.0[..], &impl_generics[..]);
     let major = u64_arg(py, "crate_major", crate_major)?;
     Ok(pk::remote_message_id(crate_name, major, module_path, message_type, actor_type, impl_generics))
 }
 
 #[pyfunction]
-fn remote_actor_id(module_path: &str, ident: &str) -> String {
-    pk::remote_actor_id(module_path, ident)
+fn remote_actor_id(module_path: KameoText, ident: KameoText) -> String {
+    pk::remote_actor_id(&module_path.0, &ident.0)
 }
 
 // ---------------------------------------------------------------- MessagePack
@@ -295,6 +313,6 @@ fn pack<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, 
 
 #[pyfunction]
 fn unpack<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    let v = with_bytes(data, |b| msgpack::unpack(b).py_err(py))?;
+    let v = with_bytes_in(ARG, data, |b| msgpack::unpack(b).py_err(py))?;
     from_value(py, &v)
 }

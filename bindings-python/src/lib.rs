@@ -23,6 +23,7 @@ fn _polywire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     pydict::init(m.py())?;
     errors::register(m)?;
+    errors::register_type_error(m)?;
     kado::register(m)?;
     toon::register(m)?;
     tether::register(m)?;

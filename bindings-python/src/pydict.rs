@@ -149,3 +149,52 @@ impl DictIter {
         }
     }
 }
+
+/// Call `f` with strong references to each `(key, value)` of a `dict` (or
+/// subclass), in table order, even when `f` runs Python code: the entries
+/// are held while `f` runs, and a dict that changes size meanwhile ends the
+/// walk with `changed()` (a typed error; pyo3's own iterator panics there).
+pub fn for_each_entry<'py>(
+    dict: &Bound<'py, PyAny>,
+    mut f: impl FnMut(Bound<'py, PyAny>, Bound<'py, PyAny>) -> PyResult<()>,
+    changed: impl Fn() -> PyErr,
+) -> PyResult<()> {
+    let py = dict.py();
+    let ptr = dict.as_ptr();
+    // SAFETY: `dict` is a live dict (callers checked) and the GIL is held;
+    // `PyDict_Next` bounds-checks `pos` against the current table.
+    unsafe {
+        let size = len(ptr);
+        let mut pos: ffi::Py_ssize_t = 0;
+        let mut key: *mut ffi::PyObject = std::ptr::null_mut();
+        let mut value: *mut ffi::PyObject = std::ptr::null_mut();
+        loop {
+            if len(ptr) != size {
+                return Err(changed());
+            }
+            if ffi::PyDict_Next(ptr, &mut pos, &mut key, &mut value) == 0 {
+                return Ok(());
+            }
+            f(Bound::from_borrowed_ptr(py, key), Bound::from_borrowed_ptr(py, value))?;
+        }
+    }
+}
+
+/// Whether a dict's key table holds only exact `str` keys, known from its
+/// kind without looking at the keys (CPython keeps a "unicode" table, whose
+/// lookups compare `str`s in C, until a key of any other type, a `str`
+/// subclass included, is inserted). `false` when unknown (another layout,
+/// or a general table): callers then must not look keys up by hash, since
+/// a lookup in a general table calls the keys' `__eq__` (Python code).
+///
+/// # Safety
+/// `dict` must be a live exact `dict` and the GIL held.
+#[inline]
+pub unsafe fn unicode_keys(dict: *mut ffi::PyObject) -> bool {
+    if !DIRECT.load(Ordering::Relaxed) {
+        return false;
+    }
+    let d = dict as *const DictObject;
+    // Split tables (instance `__dict__`s) always have unicode keys.
+    !(*d).ma_values.is_null() || (*(*d).ma_keys).dk_kind != DICT_KEYS_GENERAL
+}

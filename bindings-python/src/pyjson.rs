@@ -8,7 +8,8 @@
 //! that are array indices first. Python ints of any size are written exactly.
 
 use polywire::json::{self, Builder, QuickNumber};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use polywire::Format;
+use pyo3::exceptions::PyValueError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat};
@@ -83,7 +84,7 @@ fn write_other(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, py: Python<'_>, depth
             write_dict(out, ptr, py, depth)
         } else {
             let obj = Bound::from_borrowed_ptr(py, ptr);
-            Err(PyTypeError::new_err(format!("Object of type {} is not JSON serializable", type_name(&obj))))
+            Err(crate::errors::type_error(py, "KADO_UNSUPPORTED_TYPE", format!("Object of type {} is not JSON serializable", type_name(&obj))))
         }
     }
 }
@@ -95,10 +96,14 @@ pub fn type_name(obj: &Bound<'_, PyAny>) -> String {
 #[inline]
 fn enter(depth: usize) -> PyResult<()> {
     if depth >= json::MAX_DEPTH {
-        Err(PyValueError::new_err(format!(
-            "nesting deeper than {} levels (circular reference?)",
-            json::MAX_DEPTH
-        )))
+        Err(Python::attach(|py| {
+            crate::errors::value_error(
+                py,
+                Format::Kado,
+                "KADO_TOO_DEEP",
+                format!("nesting deeper than {} levels (circular reference?)", json::MAX_DEPTH),
+            )
+        }))
     } else {
         Ok(())
     }
@@ -108,8 +113,9 @@ fn enter(depth: usize) -> PyResult<()> {
 unsafe fn write_list(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, py: Python<'_>, depth: usize) -> PyResult<()> {
     enter(depth)?;
     out.push(b'[');
-    // Re-read the size each time: the list could shrink if writing an item
-    // ran Python code (it cannot here, but stay safe).
+    // Re-read the size each time and hold the item: the list could shrink
+    // if writing an item ran Python code (the writer runs none, but a
+    // borrowed item must never outlive a call that could).
     let mut i = 0;
     while i < ffi::PyList_GET_SIZE(ptr) {
         if i > 0 {
@@ -154,8 +160,13 @@ unsafe fn write_pystr(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, py: Python<'_>
 /// `JSON.stringify` writes a JavaScript string holding them.
 #[cold]
 unsafe fn write_surrogates(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, py: Python<'_>) -> PyResult<()> {
-    let s = Bound::from_borrowed_ptr(py, ptr);
-    let encoded = s.call_method1("encode", ("utf-16-le", "surrogatepass"))?;
+    // The C codec, not `s.encode(...)`: a `str` subclass's `encode` is
+    // Python code, which could free what the walk holds.
+    let encoded = ffi::PyUnicode_AsEncodedString(ptr, c"utf-16-le".as_ptr(), c"surrogatepass".as_ptr());
+    if encoded.is_null() {
+        return Err(PyErr::fetch(py));
+    }
+    let encoded = Bound::from_owned_ptr(py, encoded);
     let bytes = encoded.cast::<pyo3::types::PyBytes>()?.as_bytes();
     let units = bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]));
     let mut text = String::new();
@@ -192,12 +203,55 @@ unsafe fn write_int(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, py: Python<'_>) 
         json::write_i64(out, v);
         Ok(())
     } else {
-        // Any size, written exactly.
-        let obj = Bound::from_borrowed_ptr(py, ptr);
-        let digits = py.get_type::<pyo3::types::PyInt>().call1((obj,))?.str()?;
-        out.extend_from_slice(digits.to_str()?.as_bytes());
-        Ok(())
+        // Any size, written exactly, by `int.__repr__` itself: not `int(obj)`
+        // or `str(obj)`, which call a subclass's `__int__` / `__str__`
+        // (Python code that could free what the walk holds).
+        write_big_int(out, ptr, py, Format::Kado)
     }
+}
+
+/// The decimal digits of an int beyond 64 bits (exact or subclass).
+/// CPython refuses more than `sys.get_int_max_str_digits()` digits (4,300
+/// by default): that is the format's `<FORMAT>_INTEGER_TOO_LARGE`.
+#[cold]
+pub(crate) unsafe fn write_big_int(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, py: Python<'_>, format: Format) -> PyResult<()> {
+    let repr = (*addr_of_mut!(ffi::PyLong_Type)).tp_repr.map_or(std::ptr::null_mut(), |f| f(ptr));
+    if repr.is_null() {
+        return Err(int_too_large(py, PyErr::fetch(py), format));
+    }
+    let digits = Bound::from_owned_ptr(py, repr);
+    match pystr_utf8(digits.as_ptr()) {
+        Some(d) => {
+            out.extend_from_slice(d.as_bytes());
+            Ok(())
+        }
+        None => Err(PyErr::fetch(py)),
+    }
+}
+
+/// Map CPython's int/str digit-limit `ValueError` to the format's error.
+#[cold]
+pub(crate) fn int_too_large(py: Python<'_>, e: PyErr, format: Format) -> PyErr {
+    if e.is_instance_of::<PyValueError>(py) {
+        let code = match format {
+            Format::Kado => "KADO_INTEGER_TOO_LARGE",
+            Format::Toon => "TOON_INTEGER_TOO_LARGE",
+            Format::Axon => "AXON_INTEGER_TOO_LARGE",
+            Format::Kameo => "KAMEO_INTEGER_TOO_LARGE",
+            Format::Tether => "TETHER_INTEGER_TOO_LARGE",
+            Format::Json => "JSON_INTEGER_TOO_LARGE",
+        };
+        crate::errors::value_error(py, format, code, format!("integer too large to convert: {}", e.value(py)))
+    } else {
+        e
+    }
+}
+
+/// A dict changed (Python code ran during its walk and resized it): the
+/// format's error with `<FORMAT>_VALUE_CHANGED`, never a panic.
+#[cold]
+pub(crate) fn dict_changed(py: Python<'_>, format: Format, code: &'static str) -> PyErr {
+    crate::errors::value_error(py, format, code, "dictionary changed size during iteration (expected the value to stay unchanged while it is encoded)")
 }
 
 unsafe fn write_dict(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, py: Python<'_>, depth: usize) -> PyResult<()> {
@@ -208,13 +262,21 @@ unsafe fn write_dict(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, py: Python<'_>,
     let mut key: *mut ffi::PyObject = std::ptr::null_mut();
     let mut value: *mut ffi::PyObject = std::ptr::null_mut();
     let mut first = true;
+    let size = crate::pydict::len(ptr);
     while ffi::PyDict_Next(ptr, &mut pos, &mut key, &mut value) != 0 {
         if !first {
             out.push(b',');
         }
         first = false;
         let key_start = out.len();
-        write_key(out, key, py)?;
+        // Strong references to key and value while the key is written: no
+        // borrowed reference is held across anything that could run Python
+        // code (the writer runs none today; this keeps it so if it ever does).
+        let (key, value) = (Bound::from_borrowed_ptr(py, key), Bound::from_borrowed_ptr(py, value));
+        write_key(out, key.as_ptr(), py)?;
+        if crate::pydict::len(ptr) != size {
+            return Err(dict_changed(py, Format::Kado, "KADO_VALUE_CHANGED"));
+        }
         // A key that JavaScript would enumerate first: redo this object in
         // JavaScript's order (rare; costs a second pass).
         if matches!(out.get(key_start + 1), Some(b'0'..=b'9'))
@@ -224,10 +286,10 @@ unsafe fn write_dict(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, py: Python<'_>,
             return write_dict_js_order(out, ptr, py, depth);
         }
         out.push(b':');
-        ffi::Py_INCREF(value);
-        let r = write_obj(out, value, py, depth + 1);
-        ffi::Py_DECREF(value);
-        r?;
+        write_obj(out, value.as_ptr(), py, depth + 1)?;
+        if crate::pydict::len(ptr) != size {
+            return Err(dict_changed(py, Format::Kado, "KADO_VALUE_CHANGED"));
+        }
     }
     out.push(b'}');
     Ok(())
@@ -235,11 +297,20 @@ unsafe fn write_dict(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, py: Python<'_>,
 
 #[cold]
 unsafe fn write_dict_js_order(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, py: Python<'_>, depth: usize) -> PyResult<()> {
-    let dict = Bound::from_borrowed_ptr(py, ptr).cast_into::<pyo3::types::PyDict>()?;
-    let mut entries: Vec<(Vec<u8>, Bound<'_, PyAny>)> = Vec::with_capacity(dict.len());
-    for (k, v) in dict.iter() {
+    // `PyDict_Next` with strong references and a size check, not pyo3's
+    // iterator (which panics when the dict changes size).
+    let size = crate::pydict::len(ptr);
+    let mut entries: Vec<(Vec<u8>, Bound<'_, PyAny>)> = Vec::with_capacity(size);
+    let mut pos: ffi::Py_ssize_t = 0;
+    let mut key: *mut ffi::PyObject = std::ptr::null_mut();
+    let mut value: *mut ffi::PyObject = std::ptr::null_mut();
+    while ffi::PyDict_Next(ptr, &mut pos, &mut key, &mut value) != 0 {
+        let (k, v) = (Bound::from_borrowed_ptr(py, key), Bound::from_borrowed_ptr(py, value));
         let mut kb = Vec::new();
         write_key(&mut kb, k.as_ptr(), py)?;
+        if crate::pydict::len(ptr) != size {
+            return Err(dict_changed(py, Format::Kado, "KADO_VALUE_CHANGED"));
+        }
         entries.push((kb, v));
     }
     let order = json::js_key_order(entries.iter().map(|(k, _)| std::str::from_utf8_unchecked(&k[1..k.len() - 1])));
@@ -283,7 +354,7 @@ unsafe fn write_key(out: &mut Vec<u8>, key: *mut ffi::PyObject, py: Python<'_>) 
         tmp.extend_from_slice(b"null");
     } else {
         let obj = Bound::from_borrowed_ptr(py, key);
-        return Err(PyTypeError::new_err(format!(
+        return Err(crate::errors::type_error(py, "KADO_UNSUPPORTED_TYPE", format!(
             "keys must be str, int, float, bool or None, not {}",
             type_name(&obj)
         )));
@@ -346,6 +417,8 @@ pub struct PyBuilder<'py> {
     /// Fail an object that received the same key twice (its dict ends up
     /// smaller than its entries): for `decode_with_builder_checked_keys`.
     pub reject_duplicate_keys: bool,
+    /// The format whose error a too-long integer is.
+    format: Format,
 }
 
 thread_local! {
@@ -368,8 +441,8 @@ impl Drop for PyBuilder<'_> {
 const KEY_SLOTS: usize = 1024;
 
 impl<'py> PyBuilder<'py> {
-    pub fn new(py: Python<'py>) -> Self {
-        PyBuilder { py, keys: Vec::new(), reject_duplicate_keys: false }
+    pub fn new(py: Python<'py>, format: Format) -> Self {
+        PyBuilder { py, keys: Vec::new(), reject_duplicate_keys: false, format }
     }
 
     pub fn py(&self) -> Python<'py> {
@@ -430,7 +503,9 @@ impl<'py> Builder for PyBuilder<'py> {
         Ok(i.into_pyobject(self.py).map_err(|e| BuildError::from(PyErr::from(e)))?.into_any())
     }
     fn big_int(&mut self, digits: &str) -> Result<Self::Value, BuildError> {
-        Ok(self.py.get_type::<pyo3::types::PyInt>().call1((digits,))?)
+        // `int(digits)` refuses more than 4,300 digits (CPython's limit):
+        // the format's error, not a bare ValueError.
+        self.py.get_type::<pyo3::types::PyInt>().call1((digits,)).map_err(|e| int_too_large(self.py, e, self.format).into())
     }
     #[inline]
     fn float(&mut self, f: f64) -> Result<Self::Value, BuildError> {

@@ -25,7 +25,6 @@ use polywire::toon::decode::{decode_bytes_with, decode_with, decode_with_builder
 use polywire::toon::encode::{encode_into, EncodeOptions, EncodeValue, Kind, KeyFolding, MAX_DEPTH, MAX_INDENT};
 use polywire::toon::Delimiter;
 use polywire::{Error, Format};
-use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -48,33 +47,57 @@ pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
 
 // ---------------------------------------------------------------- options
 
+const ARG: &str = "TOON_INVALID_ARGUMENT";
+
+/// A wrong-type option: `PolywireTypeError` with `TOON_INVALID_ARGUMENT`.
+#[cold]
+fn targ(msg: impl Into<String>) -> PyErr {
+    Python::attach(|py| crate::errors::type_error(py, ARG, msg))
+}
+
+/// A bad option value: `ToonEncodeError` (for `dumps`) or
+/// `ToonDecodeError` (for `loads`) with `TOON_INVALID_ARGUMENT`.
+#[cold]
+fn varg(encode: bool, msg: impl Into<String>) -> PyErr {
+    Python::attach(|py| {
+        let e = Error::new(Format::Toon, ARG, msg.into());
+        if encode {
+            to_pyerr_as(py, py.get_type::<ToonEncodeError>(), e)
+        } else {
+            to_pyerr(py, e)
+        }
+    })
+}
+
 /// `indent_size` (or its older spelling `indent`): an int, not a bool.
+/// (`min` is 0 for `dumps`, 1 for `loads`.)
 fn indent_arg(indent_size: Option<&Bound<'_, PyAny>>, indent: Option<&Bound<'_, PyAny>>, min: usize) -> PyResult<usize> {
+    let encode = min == 0;
     let v = match (indent_size, indent) {
-        (Some(a), Some(b)) if !a.eq(b)? => {
-            return Err(PyTypeError::new_err("indent_size and indent (its older name) were both given, with different values"))
+        // Compared as ints only (`==` on other objects could run Python code).
+        (Some(a), Some(b)) if !(a.is_exact_instance_of::<pyo3::types::PyInt>() && b.is_exact_instance_of::<pyo3::types::PyInt>() && a.eq(b)?) => {
+            return Err(targ("indent_size and indent (its older name) were both given, with different values"))
         }
         (Some(a), _) => a,
         (None, Some(b)) => b,
         (None, None) => return Ok(2),
     };
     if v.is_instance_of::<pyo3::types::PyBool>() || !v.is_instance_of::<pyo3::types::PyInt>() {
-        return Err(PyTypeError::new_err(format!("indent_size must be an int, not {}", type_name(v))));
+        return Err(targ(format!("indent_size must be an int, not {}", type_name(v))));
     }
     let n: i64 = v.extract().unwrap_or(i64::MAX);
     if n < min as i64 {
-        return Err(PyValueError::new_err(format!("indent_size must be at least {min}, got {n}")));
+        return Err(varg(encode, format!("indent_size must be at least {min}, got {n}")));
     }
     if n > MAX_INDENT as i64 {
-        return Err(PyValueError::new_err(format!("indent_size must be at most {MAX_INDENT}, got {n}")));
+        return Err(varg(encode, format!("indent_size must be at most {MAX_INDENT}, got {n}")));
     }
     Ok(n as usize)
 }
 
 fn delimiter_arg(d: &Bound<'_, PyAny>) -> PyResult<Delimiter> {
     // `Delimiter` members are `str` subclasses holding the character.
-    if let Ok(s) = d.cast::<PyString>() {
-        let s = s.to_cow()?;
+    if let Some(s) = d.cast::<PyString>().ok().and_then(|s| unsafe { crate::pyjson::pystr_utf8(s.as_ptr()) }) {
         let mut chars = s.chars();
         if let (Some(c), None) = (chars.next(), chars.next()) {
             if let Some(delim) = Delimiter::from_char(c) {
@@ -82,14 +105,12 @@ fn delimiter_arg(d: &Bound<'_, PyAny>) -> PyResult<Delimiter> {
             }
         }
     }
-    Err(PyValueError::new_err(format!(
-        "delimiter must be ',', '\\t', or '|', got {}",
-        d.repr().map(|r| r.to_string()).unwrap_or_else(|_| "?".into())
-    )))
+    let msg = format!("delimiter must be ',', '\\t', or '|', got {}", crate::errors::repr(d));
+    Err(if d.is_instance_of::<PyString>() { varg(true, msg) } else { targ(msg) })
 }
 
 /// `"off"` / `"safe"` (or None for off), for key_folding and expand_paths.
-fn safe_arg(name: &str, v: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
+fn safe_arg(name: &str, v: Option<&Bound<'_, PyAny>>, encode: bool) -> PyResult<bool> {
     let Some(v) = v else { return Ok(false) };
     if v.is_none() {
         return Ok(false);
@@ -97,10 +118,10 @@ fn safe_arg(name: &str, v: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
     match v.extract::<String>().ok().as_deref() {
         Some("off") => Ok(false),
         Some("safe") => Ok(true),
-        _ => Err(PyValueError::new_err(format!(
-            "{name} must be 'off' or 'safe', got {}",
-            v.repr().map(|r| r.to_string()).unwrap_or_else(|_| "?".into())
-        ))),
+        _ => {
+            let msg = format!("{name} must be 'off' or 'safe', got {}", crate::errors::repr(v));
+            Err(if v.is_instance_of::<PyString>() { varg(encode, msg) } else { targ(msg) })
+        }
     }
 }
 
@@ -262,12 +283,12 @@ impl CheckErr {
             CheckErr::At(what, segs) => {
                 let at = path_text(segs);
                 match what {
-                    Located::Unsupported(t) => PyTypeError::new_err(format!("Object of type {t} is not TOON serializable (at {at})")),
+                    Located::Unsupported(t) => crate::errors::type_error(py, "TOON_UNSUPPORTED_TYPE", format!("Object of type {t} is not TOON serializable (at {at})")),
                     Located::BadKey(t) => {
-                        PyTypeError::new_err(format!("Keys must be str, int, float, bool or None, not {t} (at {at})"))
+                        crate::errors::type_error(py, "TOON_UNSUPPORTED_KEY", format!("Keys must be str, int, float, bool or None, not {t} (at {at})"))
                     }
-                    Located::DuplicateKey(k) => PyValueError::new_err(format!("Duplicate key after conversion: {k:?} (at {at})")),
-                    Located::Surrogate(m) => PyValueError::new_err(format!("{m} (at {at})")),
+                    Located::DuplicateKey(k) => enc_err(py, "TOON_DUPLICATE_KEY", format!("Duplicate key after conversion: {k:?} (at {at})")),
+                    Located::Surrogate(m) => enc_err(py, "TOON_UNPAIRED_SURROGATE", format!("{m} (at {at})")),
                 }
             }
         }
@@ -297,15 +318,36 @@ unsafe fn utf8<'a>(ptr: *mut ffi::PyObject) -> Option<&'a str> {
     crate::pyjson::pystr_utf8(ptr)
 }
 
-/// A dict key as text: `None` unless it is a `str` without lone surrogates.
+/// A dict key as text: `None` unless it is an exact `str` without lone
+/// surrogates (a dict with other keys is converted first; see [`str_keys`]).
 #[inline]
 unsafe fn key_str<'a>(key: *mut ffi::PyObject) -> Option<&'a str> {
-    if ffi::PyUnicode_Check(key) == 0 {
+    if ffi::Py_TYPE(key) != addr_of_mut!(ffi::PyUnicode_Type) {
         return None;
     }
     utf8(key)
 }
 
+
+/// The host's walk of a mapping (Python code) saw it change: CPython's
+/// plain `RuntimeError` becomes `ToonEncodeError` `TOON_VALUE_CHANGED` (with
+/// the original as its cause). Other errors (a `default` raising) pass.
+#[cold]
+fn changed_in_host(py: Python<'_>, e: PyErr) -> PyErr {
+    let is_change = e.get_type(py).is(py.get_type::<pyo3::exceptions::PyRuntimeError>())
+        && e.value(py).str().is_ok_and(|m| m.to_string_lossy().contains("changed"));
+    if !is_change {
+        return e;
+    }
+    let typed = enc_err(py, "TOON_VALUE_CHANGED", format!("expected the value to stay unchanged while it is encoded ({})", e.value(py)));
+    typed.set_cause(py, Some(e));
+    typed
+}
+
+#[cold]
+fn enc_err(py: Python<'_>, code: &'static str, msg: String) -> PyErr {
+    to_pyerr_as(py, py.get_type::<ToonEncodeError>(), Error::new(Format::Toon, code, msg))
+}
 
 #[cold]
 fn surrogate(py: Python<'_>, s: *mut ffi::PyObject) -> CheckErr {
@@ -379,10 +421,13 @@ fn model_of_subclass(ptr: *mut ffi::PyObject) -> Model {
     }
 }
 
-/// Whether a dict's keys are all `str` (else it is converted).
+/// Whether a dict's keys are all exact `str`s (else it is converted). Not
+/// subclasses: the walk looks keys up (`PyDict_GetItemWithError`), which
+/// calls a `str` subclass's `__eq__` (Python code, which could free what the
+/// walk borrows); a converted dict has exact `str` keys.
 #[inline]
 unsafe fn str_keys(dict: *mut ffi::PyObject) -> bool {
-    DictIter::new(dict).all(|(key, _)| ffi::PyUnicode_Check(key) != 0)
+    DictIter::new(dict).all(|(key, _)| ffi::Py_TYPE(key) == addr_of_mut!(ffi::PyUnicode_Type))
 }
 
 impl<'py> Ctx<'py> {
@@ -477,7 +522,7 @@ impl<'py> Ctx<'py> {
         let mut cur = obj.clone();
         for _ in 0..MAX_DEPTH {
             let (tag, payload): (u8, Bound<'py, PyAny>) =
-                convert.call1((&cur, self.default.as_ref(), self.sort_keys))?.extract()?;
+                convert.call1((&cur, self.default.as_ref(), self.sort_keys)).map_err(|e| changed_in_host(self.py, e))?.extract()?;
             let located = |what| Err(CheckErr::At(what, Vec::new()));
             let done = match tag {
                 HOST_VALUE => match model_of(payload.as_ptr()) {
@@ -504,7 +549,11 @@ impl<'py> Ctx<'py> {
                 return self.check_model(&cur, depth);
             }
         }
-        Err(PyValueError::new_err("conversions of a value did not end (does default() return values it cannot encode?)").into())
+        Err(CheckErr::Plain(EncErr::Codec(Error::new(
+            Format::Toon,
+            "TOON_CONVERSION_LOOP",
+            "conversions of a value did not end (does default() return values it cannot encode?)",
+        ))))
     }
 
     /// Check a value already in model form (a conversion result).
@@ -582,7 +631,12 @@ impl<'a, 'py> PyVal<'a, 'py> {
         unsafe {
             let s = ffi::PyObject_Str(self.ptr);
             if s.is_null() {
-                return Err(PyErr::fetch(self.ctx.py).into());
+                // More digits than CPython converts (4,300 by default).
+                let e = PyErr::fetch(self.ctx.py);
+                if e.is_instance_of::<pyo3::exceptions::PyValueError>(self.ctx.py) {
+                    return Err(EncErr::Codec(Error::new(Format::Toon, "TOON_INTEGER_TOO_LARGE", format!("integer too large to convert: {}", e.value(self.ctx.py)))));
+                }
+                return Err(e.into());
             }
             let s = Bound::from_owned_ptr(self.ctx.py, s);
             // The text lives in the `str`, which the context holds until
@@ -735,8 +789,11 @@ impl<'a, 'py> EncodeValue<'a> for PyVal<'a, 'py> {
             return Ok(None);
         }
         // A row of a small table: comparing the keys' text costs less than
-        // making a `str` to look up.
-        if unsafe { crate::pydict::len(self.ptr) } <= 16 {
+        // making a `str` to look up. A dict whose table may hold keys other
+        // than exact `str`s is scanned too: looking a key up in it would call
+        // a `str` subclass key's `__eq__`, Python code that could free what
+        // the walk borrows.
+        if unsafe { crate::pydict::len(self.ptr) <= 16 || !crate::pydict::unicode_keys(self.ptr) } {
             for (k, v) in unsafe { DictIter::new(self.ptr) } {
                 match unsafe { key_str(k) } {
                     Some(k) if k == key => return self.child(v).map(Some),
@@ -810,7 +867,7 @@ thread_local! {
 /// single-key objects into dotted keys (spec v3, off by default).
 #[pyfunction]
 #[pyo3(
-    signature = (obj, *, indent_size=None, delimiter=None, default=None, sort_keys=false, indent=None, key_folding=None, flatten_depth=None),
+    signature = (obj, *, indent_size=None, delimiter=None, default=None, sort_keys=None, indent=None, key_folding=None, flatten_depth=None),
     text_signature = "(obj, *, indent_size=2, delimiter=',', default=None, sort_keys=False, indent=None, key_folding='off', flatten_depth=None)"
 )]
 #[allow(clippy::too_many_arguments)]
@@ -820,24 +877,30 @@ fn dumps<'py>(
     indent_size: Option<&Bound<'py, PyAny>>,
     delimiter: Option<&Bound<'py, PyAny>>,
     default: Option<Bound<'py, PyAny>>,
-    sort_keys: bool,
+    sort_keys: Option<&Bound<'py, PyAny>>,
     indent: Option<&Bound<'py, PyAny>>,
     key_folding: Option<&Bound<'py, PyAny>>,
     flatten_depth: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyString>> {
+    let sort_keys = sort_keys.map_or(Ok(false), |b| crate::errors::bool_arg(py, ARG, "sort_keys", b))?;
     let mut opts = EncodeOptions { indent: indent_arg(indent_size, indent, 0)?, ..EncodeOptions::default() };
     if let Some(d) = delimiter {
         opts.delimiter = delimiter_arg(d)?;
     }
-    if safe_arg("key_folding", key_folding)? {
+    if safe_arg("key_folding", key_folding, true)? {
         opts.key_folding = KeyFolding::Safe;
     }
     if let Some(f) = flatten_depth.filter(|f| !f.is_none()) {
         if f.is_instance_of::<pyo3::types::PyFloat>() && f.extract::<f64>()? == f64::INFINITY {
             opts.flatten_depth = usize::MAX;
         } else {
-            let n: i64 = f.extract().map_err(|_| PyTypeError::new_err("flatten_depth must be an int (or math.inf)"))?;
-            opts.flatten_depth = usize::try_from(n).map_err(|_| PyValueError::new_err("flatten_depth must not be negative"))?;
+            if f.is_instance_of::<pyo3::types::PyBool>() || !f.is_instance_of::<pyo3::types::PyInt>() {
+                return Err(targ(format!("flatten_depth must be an int (or math.inf), not {}", type_name(f))));
+            }
+            // Any int >= 0 (one past usize is as good as infinite).
+            let n = crate::errors::int_arg(py, Format::Toon, ARG, "flatten_depth", f, 0, i128::MAX)
+                .map_err(|_| varg(true, "flatten_depth must not be negative"))?;
+            opts.flatten_depth = usize::try_from(n).unwrap_or(usize::MAX);
         }
     }
     let default = default.filter(|d| !d.is_none());
@@ -894,7 +957,7 @@ fn decode_plain<'py>(py: Python<'py>, text: &str, opts: &DecodeOptions, b: &mut 
     b.reject_duplicate_keys = true;
     match decode_with_builder_checked_keys(text, opts, b) {
         Ok(v) => Ok(v),
-        Err(_) => decode_with(text, opts, &mut PyBuilder::new(py)),
+        Err(_) => decode_with(text, opts, &mut PyBuilder::new(py, Format::Toon)),
     }
 }
 
@@ -1005,14 +1068,14 @@ fn decode_error(py: Python<'_>, e: BuildError, text: Option<&str>, bytes: &[u8])
 /// ``column``, ``source`` and ``msg``.
 #[pyfunction]
 #[pyo3(
-    signature = (s, *, strict=true, indent_size=None, parse_float=None, parse_int=None, object_hook=None, object_pairs_hook=None, indent=None, expand_paths=None),
+    signature = (s, *, strict=None, indent_size=None, parse_float=None, parse_int=None, object_hook=None, object_pairs_hook=None, indent=None, expand_paths=None),
     text_signature = "(s, *, strict=True, indent_size=2, parse_float=None, parse_int=None, object_hook=None, object_pairs_hook=None, indent=None, expand_paths='off')"
 )]
 #[allow(clippy::too_many_arguments)]
 fn loads<'py>(
     py: Python<'py>,
     s: &Bound<'py, PyAny>,
-    strict: bool,
+    strict: Option<&Bound<'py, PyAny>>,
     indent_size: Option<&Bound<'py, PyAny>>,
     parse_float: Option<Bound<'py, PyAny>>,
     parse_int: Option<Bound<'py, PyAny>>,
@@ -1021,17 +1084,18 @@ fn loads<'py>(
     indent: Option<&Bound<'py, PyAny>>,
     expand_paths: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let strict = strict.map_or(Ok(true), |b| crate::errors::bool_arg(py, ARG, "strict", b))?;
     let opts = DecodeOptions {
         indent: indent_arg(indent_size, indent, 1)?,
         strict,
-        expand_paths: if safe_arg("expand_paths", expand_paths)? { ExpandPaths::Safe } else { ExpandPaths::Off },
+        expand_paths: if safe_arg("expand_paths", expand_paths, false)? { ExpandPaths::Safe } else { ExpandPaths::Off },
     };
     let some = |h: Option<Bound<'py, PyAny>>| h.filter(|h| !h.is_none());
     let (parse_float, parse_int, object_hook, object_pairs_hook) =
         (some(parse_float), some(parse_int), some(object_hook), some(object_pairs_hook));
     let hooks = parse_float.is_some() || parse_int.is_some() || object_hook.is_some() || object_pairs_hook.is_some();
-    let mut hb = HookBuilder { inner: PyBuilder::new(py), parse_float, parse_int, object_hook, object_pairs_hook };
-    let mut fast = PyBuilder::new(py);
+    let mut hb = HookBuilder { inner: PyBuilder::new(py, Format::Toon), parse_float, parse_int, object_hook, object_pairs_hook };
+    let mut fast = PyBuilder::new(py, Format::Toon);
 
     if let Ok(text) = s.cast::<PyString>() {
         let Some(text) = (unsafe { utf8(text.as_ptr()) }) else {
@@ -1055,5 +1119,5 @@ fn loads<'py>(
     if s.is_instance_of::<pyo3::types::PyByteArray>() || s.is_instance_of::<pyo3::types::PyMemoryView>() {
         return crate::buffer::with_bytes(s, run);
     }
-    Err(PyTypeError::new_err(format!("the TOON document must be str, bytes or bytearray, not {}", type_name(s))))
+    Err(targ(format!("the TOON document must be str, bytes or bytearray, not {}", type_name(s))))
 }

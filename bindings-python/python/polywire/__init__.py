@@ -13,6 +13,10 @@ Submodules, one per format:
 
 Every error raised for bad input is a :class:`PolywireError` (a ``ValueError``) with
 ``code`` (a stable string), ``offset`` (byte offset or ``None``), ``line`` and ``column``.
+An argument or value of the wrong type is a :class:`PolywireTypeError` (a ``TypeError``)
+with the same attributes. A container changed by Python code while it is encoded is
+the format's error with code ``<FORMAT>_VALUE_CHANGED`` (AXON: ``invalid_envelope``);
+no ``OverflowError``, ``UnicodeError`` or ``PanicException`` escapes.
 """
 
 from polywire._polywire import (
@@ -20,6 +24,7 @@ from polywire._polywire import (
     KadoError,
     KameoError,
     PolywireError,
+    PolywireTypeError,
     TetherError,
     ToonDecodeError,
     ToonEncodeError,
@@ -31,6 +36,7 @@ __all__ = [
     "KadoError",
     "KameoError",
     "PolywireError",
+    "PolywireTypeError",
     "TetherError",
     "ToonDecodeError",
     "ToonEncodeError",

@@ -4,6 +4,7 @@ from types import ModuleType
 __all__ = [
     "__version__",
     "PolywireError",
+    "PolywireTypeError",
     "KadoError",
     "ToonDecodeError",
     "ToonEncodeError",
@@ -32,6 +33,28 @@ class PolywireError(ValueError):
     """1-based column of the problem (text formats), when it has one."""
     msg: str
     """The message without the position."""
+
+class PolywireTypeError(TypeError):
+    """An argument or value of a type polywire cannot take: wrong argument types,
+    values with no wire form. Carries the same attributes as :class:`PolywireError`
+    (``code`` such as ``KADO_INVALID_ARGUMENT`` or ``TOON_UNSUPPORTED_TYPE``;
+    ``offset``, ``line`` and ``column`` are ``None``).
+
+    Error policy of every public function: a wrong type is a ``PolywireTypeError``;
+    a value of the right type that is out of range (negative or too large ints,
+    ``max_size``...), a ``str`` with a lone surrogate, an int with more digits than
+    CPython converts (``<FORMAT>_INTEGER_TOO_LARGE``), a value nested too deeply or
+    circular, and a container changed by Python code while it is encoded
+    (``<FORMAT>_VALUE_CHANGED``; AXON: ``invalid_envelope``) are the format's error
+    class (a :class:`PolywireError`, so a ``ValueError``). Neither an
+    ``OverflowError``, a ``UnicodeError`` nor a ``pyo3_runtime.PanicException``
+    escapes."""
+
+    code: str
+    offset: int | None
+    line: int | None
+    column: int | None
+    msg: str
 
 class KadoError(PolywireError): ...
 class ToonDecodeError(PolywireError):

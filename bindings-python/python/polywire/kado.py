@@ -22,7 +22,15 @@ A drop-in for the Kado ai-engine's ``src/toon`` package (``protocol.py`` and
 Error codes: ``KADO_TRUNCATED_HEADER``, ``KADO_UNSUPPORTED_VERSION``,
 ``KADO_UNKNOWN_TYPE``, ``KADO_TRUNCATED_PAYLOAD``, ``KADO_INVALID_RLE``,
 ``KADO_INVALID_UTF8``, ``KADO_INVALID_JSON``, ``KADO_FRAME_TOO_LARGE``,
-``KADO_PAYLOAD_TOO_LARGE``, ``KADO_INVALID_ARGUMENT``.
+``KADO_PAYLOAD_TOO_LARGE``, ``KADO_INVALID_ARGUMENT``, ``KADO_INTEGER_TOO_LARGE`` (an int of
+more digits than CPython converts, 4,300 by default, to decode or encode), ``KADO_TOO_DEEP``
+(nesting or a cycle), ``KADO_VALUE_CHANGED`` (a dict resized while it is encoded).
+
+The one-shot decoders (:func:`decode`, :func:`decode_raw`, :func:`decompress`) take
+``max_size`` (default 16 MiB): a compressed payload expanding past it fails with
+``KADO_FRAME_TOO_LARGE`` before it is allocated (a decompression bomb cannot expand 85x
+without bound). Wrong argument types raise :class:`polywire.PolywireTypeError` (code
+``KADO_INVALID_ARGUMENT``, or ``KADO_UNSUPPORTED_TYPE`` for a value with no JSON form).
 """
 
 from __future__ import annotations

@@ -72,11 +72,13 @@ def encode(msg_type: int, data: Any, sequence_id: int, timestamp: int | None = N
 def encode_payload(data: Any) -> bytes:
     """The JSON payload bytes ``encode`` writes, before compression."""
 
-def decode(buffer: _Bytes) -> Message:
+def decode(buffer: _Bytes, *, max_size: int = 16777216) -> Message:
     """Decode and validate a frame. Bytes after the frame are ignored.
-    Raises :class:`KadoError` with ``code`` and ``offset``."""
+    A compressed payload expanding past ``max_size`` bytes (an int >= 0, default
+    ``DEFAULT_MAX_FRAME_SIZE``) fails with ``KADO_FRAME_TOO_LARGE`` before it is
+    allocated. Raises :class:`KadoError` with ``code`` and ``offset``."""
 
-def decode_raw(buffer: _Bytes) -> RawMessage:
+def decode_raw(buffer: _Bytes, *, max_size: int = 16777216) -> RawMessage:
     """Like :func:`decode` but returns the decompressed payload bytes unparsed."""
 
 def encode_header(msg_type: int, payload_length: int, sequence_id: int, timestamp: int | None = None) -> bytes: ...
@@ -90,9 +92,11 @@ def compress(data: _Bytes) -> bytes:
     """RLE-compress with the magic prefix; data shorter than 1024 bytes or that does
     not shrink is returned unchanged."""
 
-def decompress(data: _Bytes) -> bytes:
+def decompress(data: _Bytes, *, max_size: int = 16777216) -> bytes:
     """Undo :func:`compress`; data without the magic byte is returned unchanged.
-    Raises :class:`KadoError` (``KADO_INVALID_RLE``) on a truncated escape or a zero count."""
+    Raises :class:`KadoError` (``KADO_INVALID_RLE``) on a truncated escape or a zero count,
+    and ``KADO_FRAME_TOO_LARGE`` when the output would pass ``max_size`` bytes (checked
+    before allocating past it)."""
 
 def is_compressed(data: _Bytes) -> bool: ...
 

@@ -1,0 +1,17 @@
+"""atheris driver for the Python binding's toon target (see targets.py).
+
+    python fuzz/python/fuzz_toon.py fuzz/python/corpus/toon -runs=1000000
+"""
+
+import os
+import sys
+
+import atheris
+
+sys.path.insert(0, os.path.dirname(__file__))
+with atheris.instrument_imports():
+    from targets import TARGETS
+
+if __name__ == "__main__":
+    atheris.Setup(sys.argv, TARGETS["toon"])
+    atheris.Fuzz()

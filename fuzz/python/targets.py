@@ -1,0 +1,86 @@
+"""Binding-level fuzz targets shared by the atheris drivers (fuzz_<format>.py)
+and tests-py/test_fuzz_corpus.py: each feeds bytes to the format's Python
+decoders, and a value built from the bytes to its encoders, and lets only
+typed polywire errors escape."""
+
+from __future__ import annotations
+
+import polywire
+from polywire import axon, kado, kameo, toon
+
+_LOCAL = axon.agent_id_from_seed(bytes(32))
+TYPED = (polywire.PolywireError, polywire.PolywireTypeError)
+
+
+def _value(data: bytes):
+    """A JSON-ish value from bytes (decoded with the other formats' decoders)."""
+    try:
+        return kameo.unpack(data)
+    except TYPED:
+        pass
+    try:
+        return toon.loads(data)
+    except TYPED:
+        return data.decode("utf-8", "surrogateescape")
+
+
+def _try(fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except TYPED:
+        return None
+
+
+def kado_target(data: bytes) -> None:
+    _try(kado.decode, data, max_size=1 << 20)
+    _try(kado.decode_raw, data, max_size=1 << 20)
+    _try(kado.decompress, data, max_size=1 << 20)
+    _try(kado.decode_header, data)
+    kado.validate(data)
+    dec = kado.FrameDecoder(1 << 20)
+    for i in range(0, len(data), 7):
+        if _try(dec.feed, data[i : i + 7]) is None:
+            break
+    _try(dec.finish)
+    v = _value(data)
+    out = _try(kado.encode, 1, v, 1, 0)
+    if out is not None:
+        # Text with lone surrogates encodes (as JSON.stringify writes it) but
+        # the strict decoder refuses it: a typed error either way.
+        _try(kado.decode, out)
+
+
+def toon_target(data: bytes) -> None:
+    _try(toon.loads, data)
+    _try(toon.loads, data, strict=False)
+    text = data.decode("utf-8", "surrogateescape")
+    _try(toon.loads, text)
+    v = _value(data)
+    for kw in ({}, {"sort_keys": True}, {"key_folding": "safe", "delimiter": "|"}):
+        out = _try(toon.dumps, v, **kw)
+        if out is not None and not kw:
+            toon.loads(out)
+
+
+def axon_target(data: bytes) -> None:
+    _try(axon.decode, data)
+    _try(axon.decode, data.decode("utf-8", "surrogateescape"))
+    _try(axon.Session(_LOCAL).receive, data, "bidi")
+    v = _value(data)
+    _try(axon.validate, v)
+    _try(axon.envelope, "a", "b", "notify", {"event": "e", "data": v})
+
+
+def kameo_target(data: bytes) -> None:
+    for fn in (kameo.unpack, kameo.decode_request, kameo.decode_response, kameo.decode_registration,
+               kameo.actor_id_from_bytes, kameo.peer_id_from_bytes, kameo.parse_metadata_key):
+        _try(fn, data)
+    v = _value(data)
+    out = _try(kameo.pack, v)
+    if out is not None:
+        kameo.unpack(out)
+    _try(kameo.encode_request, v)
+    _try(kameo.encode_response, v)
+
+
+TARGETS = {"kado": kado_target, "toon": toon_target, "axon": axon_target, "kameo": kameo_target}
