@@ -74,3 +74,18 @@ def test_import_is_cheap():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     loaded = set(eval(out))
     assert loaded <= {"polywire._polywire"}, loaded
+
+
+def test_submodules_as_attributes():
+    # `import polywire` alone gives every format, loaded on first use.
+    code = (
+        "import sys, polywire\n"
+        "assert 'polywire.toon' not in sys.modules\n"
+        "assert polywire.toon.loads(polywire.toon.dumps({'a': [1, 2]})) == {'a': [1, 2]}\n"
+        "assert polywire.kado.HEADER_SIZE == 18 and polywire.tether and polywire.axon and polywire.kameo\n"
+        "assert {'toon', 'kado', 'tether', 'axon', 'kameo'} <= set(dir(polywire))\n"
+        "try:\n    polywire.nope\nexcept AttributeError as e:\n    assert 'nope' in str(e)\nelse:\n    raise SystemExit('no AttributeError')\n"
+        "print('ok')"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "ok", out.stderr

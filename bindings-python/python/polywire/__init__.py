@@ -42,3 +42,19 @@ __all__ = [
     "ToonEncodeError",
     "__version__",
 ]
+
+# The format submodules load on first use, so `import polywire` stays cheap and
+# `polywire.toon.dumps(...)` works without `import polywire.toon`.
+_SUBMODULES = frozenset({"axon", "kado", "kameo", "tether", "toon"})
+
+
+def __getattr__(name: str):
+    if name in _SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"polywire.{name}")
+    raise AttributeError(f"module 'polywire' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | _SUBMODULES)

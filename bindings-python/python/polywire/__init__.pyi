@@ -9,6 +9,8 @@ from polywire._polywire import (
     ToonEncodeError as ToonEncodeError,
 )
 
+from polywire import axon as axon, kado as kado, kameo as kameo, tether as tether, toon as toon
+
 __version__: str
 
 __all__ = [
