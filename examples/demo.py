@@ -33,3 +33,31 @@ print(f"Node encoded a reply, Python decoded it: {decoded}")
 assert decoded["payload"] == value
 assert reply[18:] == frame[18:], "same value, same payload bytes in both languages"
 print("Same payload bytes from Python and Node: yes")
+
+# TOON, the headline format: the same value as TOON from Python and from Node (the same
+# text), read back on the other side, and its size against JSON.
+from polywire import toon  # noqa: E402
+
+orders = {
+    "orders": [
+        {"id": 1001, "customer": "Ada", "total": 42.5, "status": "shipped"},
+        {"id": 1002, "customer": "Bob", "total": 17.0, "status": "pending"},
+        {"id": 1003, "customer": "Cy", "total": 99.99, "status": "shipped"},
+    ]
+}
+text = toon.dumps(orders)
+node = r"""
+const toon = require(process.argv[1]);
+const value = JSON.parse(require('fs').readFileSync(0, 'utf8'));
+process.stdout.write(JSON.stringify({ text: toon.encode(value), back: toon.decode(toon.encode(value)) }));
+"""
+out = json.loads(subprocess.run(
+    ["node", "-e", node, str(ROOT / "bindings-node" / "toon.js")],
+    input=json.dumps(orders), capture_output=True, text=True, check=True,
+).stdout)
+compact_json = json.dumps(orders, separators=(",", ":"))
+print(f"\nPython wrote TOON ({len(text)} bytes; compact JSON: {len(compact_json)} bytes, "
+      f"{100 * (1 - len(text) / len(compact_json)):.0f}% smaller):\n{text}")
+assert out["text"] == text, "Node writes the same TOON text"
+assert out["back"] == orders and toon.loads(text) == orders
+print("Node wrote the same TOON text and read it back; so did Python: yes")
