@@ -744,11 +744,8 @@ impl Envelope {
             Some(r) => Some(check_uuid("\"ref\" (the id of the message this one answers, or null)", r)?),
         };
         let payload = get("payload", "an object with the kind's fields ({} for ping and discover)")?;
-        let mut payload = payload
-            .as_object()
-            .ok_or_else(|| invalid(format!("\"payload\" must be a JSON object, found {}", describe(payload))))?
-            .clone();
-        // Then the kind.
+        // Then the kind. (Upstream's envelope holds any JSON value as the
+        // payload, so an unknown kind is `unknown_kind` whatever the payload.)
         let kind = Kind::parse(kind_name).ok_or_else(|| {
             err(
                 ErrorCode::UnknownKind,
@@ -758,6 +755,10 @@ impl Envelope {
                 ),
             )
         })?;
+        let mut payload = payload
+            .as_object()
+            .ok_or_else(|| invalid(format!("\"payload\" must be a JSON object, found {}", describe(payload))))?
+            .clone();
         // Then upstream's Envelope::validate.
         if v == 0 {
             return Err(invalid("\"v\" must be the protocol version, 1 or more (currently 1), found 0"));

@@ -119,16 +119,18 @@ impl Uuid {
     /// `8-4-4-4-12`, 32 plain hex digits, `{hyphenated}` and
     /// `urn:uuid:hyphenated`; hex digits in either case.
     pub fn parse(s: &str) -> Option<Uuid> {
-        let s = if let Some(rest) = s.strip_prefix("urn:uuid:") {
-            rest
-        } else if let Some(inner) = s.strip_prefix('{').and_then(|r| r.strip_suffix('}')) {
-            inner
-        } else {
-            s
-        };
-        let b = s.as_bytes();
+        // The forms the `uuid` crate's `parse_str` takes (what upstream AXON
+        // deserializes with), no others: 32 hex digits, or hyphenated
+        // 8-4-4-4-12 alone, in braces or after `urn:uuid:`. (Braces or the
+        // URN prefix around the 32-digit form are not UUIDs there.)
+        let b = match s.len() {
+            38 => s.strip_prefix('{').and_then(|r| r.strip_suffix('}'))?,
+            45 => s.strip_prefix("urn:uuid:")?,
+            _ => s,
+        }
+        .as_bytes();
         let digits: [u8; 32] = match b.len() {
-            32 => b.try_into().ok()?,
+            32 if s.len() == 32 => b.try_into().ok()?,
             36 => {
                 if b[8] != b'-' || b[13] != b'-' || b[18] != b'-' || b[23] != b'-' {
                     return None;
@@ -1234,6 +1236,13 @@ mod tests {
         assert_eq!(Uuid::parse("{6fc0ec4f-e59f-4bea-9d57-0d9fdd1108f1}"), Some(u));
         assert_eq!(Uuid::parse("urn:uuid:6fc0ec4f-e59f-4bea-9d57-0d9fdd1108f1"), Some(u));
         assert_eq!(Uuid::parse("6fc0ec4f-e59f-4bea-9d57-0d9fdd1108f"), None);
+        // Not UUIDs for the `uuid` crate: braces or the URN prefix around the
+        // 32-digit form, a URN with braces, and 38/45 characters of anything else.
+        assert_eq!(Uuid::parse("{6fc0ec4fe59f4bea9d570d9fdd1108f1}"), None);
+        assert_eq!(Uuid::parse("urn:uuid:6fc0ec4fe59f4bea9d570d9fdd1108f1"), None);
+        assert_eq!(Uuid::parse("urn:uuid:{6fc0ec4f-e59f-4bea-9d57-0d9fdd1108f1}"), None);
+        assert_eq!(Uuid::parse("[6fc0ec4f-e59f-4bea-9d57-0d9fdd1108f1]"), None);
+        assert_eq!(Uuid::parse("urn:uid::6fc0ec4f-e59f-4bea-9d57-0d9fdd1108f1"), None);
         assert_eq!(Uuid::parse("6fc0ec4f+e59f-4bea-9d57-0d9fdd1108f1"), None);
         let v = Uuid::new_v4();
         assert_eq!(v.0[6] >> 4, 4);
