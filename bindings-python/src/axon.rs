@@ -319,28 +319,35 @@ fn error_envelope<'py>(
     envelope_dict(py, &env)
 }
 
+/// The agent id of an Ed25519 public key (32 bytes): `"ed25519."` followed by the
+/// first 16 bytes of its SHA-256 in lowercase hex.
 #[pyfunction]
 fn agent_id(py: Python<'_>, public_key: &Bound<'_, PyAny>) -> PyResult<String> {
     with_bytes_in(ARG, public_key, |b| axon::agent_id(b).py_err(py))
 }
 
+/// The agent id of the Ed25519 key pair whose 32-byte private seed is `seed`.
 #[pyfunction]
 fn agent_id_from_seed(py: Python<'_>, seed: &Bound<'_, PyAny>) -> PyResult<String> {
     with_bytes_in(ARG, seed, |b| axon::agent_id_from_seed(b).py_err(py))
 }
 
+/// The 32-byte Ed25519 public key of the key pair whose private seed is `seed`.
 #[pyfunction]
 fn public_key_from_seed<'py>(py: Python<'py>, seed: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
     let k = with_bytes_in(ARG, seed, |b| axon::public_key_from_seed(b).py_err(py))?;
     Ok(PyBytes::new(py, &k))
 }
 
+/// Whether `s` is an agent id: `"ed25519."` and 32 hex digits (either case).
 #[pyfunction]
 fn is_agent_id(s: AxonText) -> bool {
     let s = &s.0[..];
     axon::is_agent_id(s)
 }
 
+/// Whether two agent ids name the same agent, compared as the protocol does (hex
+/// digits case-insensitively).
 #[pyfunction]
 fn same_agent(a: AxonText, b: AxonText) -> bool {
     axon::same_agent(&a.0, &b.0)
@@ -569,26 +576,31 @@ impl Session {
         }
     }
 
+    /// This side's agent id.
     #[getter]
     fn local_id(&self) -> &str {
         self.inner.local_id()
     }
 
+    /// Whether the hello exchange has completed (messages other than hello may flow).
     #[getter]
     fn ready(&self) -> bool {
         self.inner.is_ready()
     }
 
+    /// The peer's agent id, once known (else None).
     #[getter]
     fn peer(&self) -> Option<&str> {
         self.inner.peer()
     }
 
+    /// The protocol version negotiated in the hello exchange, or None before it.
     #[getter]
     fn version(&self) -> Option<u8> {
         self.inner.version()
     }
 
+    /// The features the peer announced in its hello, or None before it.
     #[getter]
     fn peer_features(&self) -> Option<Vec<String>> {
         self.inner.peer_features().map(<[String]>::to_vec)

@@ -177,6 +177,9 @@ fn decode_raw<'py>(py: Python<'py>, buffer: &Bound<'py, PyAny>, max_size: Option
     })
 }
 
+/// The 18-byte header for a payload of `payload_length` bytes (on the wire, after
+/// compression): little-endian version, type, payload length, timestamp (ms; now when
+/// None) and sequence id.
 #[pyfunction]
 #[pyo3(signature = (msg_type, payload_length, sequence_id, timestamp=None))]
 fn encode_header<'py>(
@@ -193,16 +196,24 @@ fn encode_header<'py>(
     Ok(PyBytes::new(py, &Header::new(t, len, ts, seq).to_bytes()))
 }
 
+/// Read and validate (length, version, type) the 18-byte header of `buffer`: a dict
+/// with `version`, `type`, `payload_length`, `timestamp`, `sequence_id`. Raises
+/// `KadoError` (`KADO_TRUNCATED_HEADER`, `KADO_UNSUPPORTED_VERSION`, `KADO_UNKNOWN_TYPE`).
 #[pyfunction]
 fn decode_header<'py>(py: Python<'py>, buffer: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
     with_bytes_in(ARG, buffer, |b| header_dict(py, &kado::decode_header(b).py_err(py)?))
 }
 
+/// Whether `buffer` starts with a whole frame of a known version and type (the
+/// payload itself is not parsed). Never raises for bad bytes.
 #[pyfunction]
 fn validate(buffer: &Bound<'_, PyAny>) -> PyResult<bool> {
     with_bytes_in(ARG, buffer, |b| Ok(kado::validate(b)))
 }
 
+/// RLE-compress as the Kado orchestrator does: the magic byte `0x5A` then
+/// `FF <byte> <count>` runs. Data shorter than 1024 bytes, or that would not shrink,
+/// is returned unchanged.
 #[pyfunction]
 fn compress<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     with_bytes_in(ARG, data, |b| match kado::compress(b) {
@@ -211,6 +222,10 @@ fn compress<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'p
     })
 }
 
+/// Undo `compress`: data without the magic byte is returned unchanged. The output
+/// is bounded by `max_size` (default 16 MiB): past it, `KadoError`
+/// (`KADO_FRAME_TOO_LARGE`) before anything beyond it is allocated; a truncated escape
+/// or a zero count is `KADO_INVALID_RLE`.
 #[pyfunction]
 #[pyo3(signature = (data, *, max_size=None), text_signature = "(data, *, max_size=16777216)")]
 fn decompress<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, max_size: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
@@ -221,6 +236,7 @@ fn decompress<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, max_size: Option<&
     })
 }
 
+/// Whether `data` starts with the compression magic byte `0x5A`.
 #[pyfunction]
 fn is_compressed(data: &Bound<'_, PyAny>) -> PyResult<bool> {
     with_bytes_in(ARG, data, |b| Ok(kado::is_compressed(b)))
@@ -306,6 +322,8 @@ impl FrameDecoder {
         self.inner.position()
     }
 
+    /// The largest frame (header and payload, and the largest decompressed payload)
+    /// this decoder accepts, in bytes.
     #[getter]
     fn max_frame_size(&self) -> usize {
         self.inner.max_frame_size()

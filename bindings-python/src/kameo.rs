@@ -167,12 +167,17 @@ fn decode_request<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bo
     from_value(py, &v)
 }
 
+/// CBOR bytes of a `SwarmResponse` given in serde's externally tagged shape
+/// (`{"Ask": {"Ok": b"..."}}`, `{"Tell": {"Err": "MailboxFull"}}`, ...), as
+/// kameo 0.22.2 writes it.
 #[pyfunction]
 fn encode_response<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
     let v = to_value(value, 0)?;
     Ok(PyBytes::new(py, &pk::encode_response_value(&v).py_err(py)?))
 }
 
+/// A `SwarmResponse` from CBOR bytes, in serde's externally tagged shape (kameo's
+/// rules; trailing bytes ignored). Raises `KameoError`.
 #[pyfunction]
 fn decode_response<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let v = with_bytes_in(ARG, data, |b| pk::decode_response_value(b).py_err(py))?;
@@ -219,12 +224,16 @@ fn encode_registration<'py>(
     Ok(PyBytes::new(py, &ActorRegistration::new(id, remote_id).to_bytes()))
 }
 
+/// The `ActorRegistration` record kameo stores in the DHT, from its bytes: a dict
+/// with `actor_id` and `remote_id`.
 #[pyfunction]
 fn decode_registration<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
     let reg = with_bytes_in(ARG, data, |b| ActorRegistration::from_bytes(b).py_err(py))?;
     registration_dict(py, &reg.actor_id, &reg.remote_id)
 }
 
+/// The DHT record key kameo uses for an actor's registration:
+/// `{actor_name}:meta:{base58 peer id}`.
 #[pyfunction]
 fn metadata_key(py: Python<'_>, actor_name: KameoText, peer_id: &Bound<'_, PyAny>) -> PyResult<String> {
     Ok(pk::metadata_key(&actor_name.0, &peer_arg(py, peer_id)?))
@@ -242,6 +251,7 @@ fn parse_metadata_key(py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<(Strin
     Ok((name, peer.to_base58()))
 }
 
+/// The DHT provider key under which kameo announces `actor_name` (its UTF-8 bytes).
 #[pyfunction]
 fn provider_key<'py>(py: Python<'py>, actor_name: KameoText) -> Bound<'py, PyBytes> {
     PyBytes::new(py, &pk::provider_key(&actor_name.0))
@@ -254,16 +264,20 @@ fn peer_id_from_public_key(py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<S
     with_bytes_in(ARG, key, |b| PeerId::from_public_key(b).py_err(py)).map(|p| p.to_base58())
 }
 
+/// The multihash bytes of a base58 libp2p peer id.
 #[pyfunction]
 fn peer_id_to_bytes<'py>(py: Python<'py>, peer_id: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
     Ok(PyBytes::new(py, peer_arg(py, peer_id)?.as_bytes()))
 }
 
+/// The base58 libp2p peer id of multihash bytes.
 #[pyfunction]
 fn peer_id_from_bytes(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<String> {
     with_bytes_in(ARG, data, |b| PeerId::from_bytes(b).py_err(py)).map(|p| p.to_base58())
 }
 
+/// `ActorId::to_bytes`: the sequence id (u64, little-endian) then the peer id's bytes
+/// (when given).
 #[pyfunction]
 #[pyo3(signature = (sequence_id, peer_id=None))]
 fn actor_id_to_bytes<'py>(py: Python<'py>, sequence_id: &Bound<'py, PyAny>, peer_id: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyBytes>> {
@@ -271,12 +285,16 @@ fn actor_id_to_bytes<'py>(py: Python<'py>, sequence_id: &Bound<'py, PyAny>, peer
     Ok(PyBytes::new(py, &id.to_bytes()))
 }
 
+/// `ActorId::from_bytes`: a dict with `sequence_id` and `peer_id` (None when the
+/// bytes hold no peer id).
 #[pyfunction]
 fn actor_id_from_bytes<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let id = with_bytes_in(ARG, data, |b| ActorId::from_bytes(b).py_err(py))?;
     from_value(py, &pk::actor_id_to_value(&id))
 }
 
+/// The remote id kameo's `#[remote_message]` gives `impl Message<message_type> for
+/// actor_type` in `module_path` of crate `crate_name` at major version `crate_major`.
 #[pyfunction]
 #[pyo3(signature = (crate_name, crate_major, module_path, message_type, actor_type, impl_generics=None),
        text_signature = "(crate_name, crate_major, module_path, message_type, actor_type, impl_generics='')")]
@@ -296,6 +314,8 @@ fn remote_message_id(
     Ok(pk::remote_message_id(crate_name, major, module_path, message_type, actor_type, impl_generics))
 }
 
+/// The remote id kameo's `#[derive(RemoteActor)]` gives the actor `ident` in
+/// `module_path`: `module_path::ident`.
 #[pyfunction]
 fn remote_actor_id(module_path: KameoText, ident: KameoText) -> String {
     pk::remote_actor_id(&module_path.0, &ident.0)
@@ -311,6 +331,8 @@ fn pack<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, 
     Ok(PyBytes::new(py, &msgpack::pack(&v).py_err(py)?))
 }
 
+/// The value of MessagePack bytes as `rmp_serde` reads them (maps to dicts, arrays
+/// to lists, bin to bytes). Raises `KameoError`.
 #[pyfunction]
 fn unpack<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let v = with_bytes_in(ARG, data, |b| msgpack::unpack(b).py_err(py))?;
