@@ -91,12 +91,13 @@ function unsupported(v) {
 }
 
 // A value that is not an array -> its tape token (see src/tether.rs: the
-// tape lists a value's tokens in prefix order, an Array as ['a', n] then its
-// n elements).
+// tape lists a value's tokens in prefix order, an Array as the number -1 - n
+// then its n elements).
 function scalarToken(v) {
   switch (typeof v) {
     case 'number':
-      if (Number.isInteger(v)) return Number.isSafeInteger(v) ? v : ['i', BigInt(v).toString()]
+      // Negative numbers are Array headers on the tape: send those as digits.
+      if (Number.isInteger(v)) return v >= 0 && Number.isSafeInteger(v) ? v : ['i', BigInt(v).toString()]
       throw new TetherError(`cannot encode ${v}: only integers have a Tether encoding (send it as a String)`, 'TETHER_UNSUPPORTED_TYPE')
     case 'bigint':
       return ['i', v.toString()]
@@ -125,22 +126,24 @@ function scalarToken(v) {
  */
 function toTape(value, maxDepth = DEFAULT_MAX_DEPTH) {
   const tape = []
-  const path = new Set()
   const arrays = []
   const next = []
   const lengths = []
   let v = value
   for (;;) {
     if (Array.isArray(v)) {
-      if (path.has(v)) throw new TetherError(`an array contains itself (at depth ${arrays.length}): Tether has no references`, 'TETHER_CYCLE')
       if (arrays.length >= maxDepth) {
+        // A cycle always runs into the depth limit, so it is looked for only
+        // here (once, over the open arrays), not on every array.
+        if (arrays.includes(v) || new Set(arrays).size !== arrays.length) {
+          throw new TetherError('an array contains itself: Tether has no references', 'TETHER_CYCLE')
+        }
         throw new TetherError(`Arrays nested deeper than ${maxDepth} levels (raise maxDepth if this is intended)`, 'TETHER_TOO_DEEP')
       }
       const n = v.length
       if (!Number.isInteger(n) || n < 0 || n > MAX_U32) throw new TetherError(`an array's length ${String(n)} is not a valid length`, 'TETHER_UNSUPPORTED_TYPE')
-      tape.push(['a', n])
+      tape.push(-1 - n)
       if (n > 0) {
-        path.add(v)
         arrays.push(v)
         next.push(0)
         lengths.push(n)
@@ -167,7 +170,10 @@ function toTape(value, maxDepth = DEFAULT_MAX_DEPTH) {
         }
         break
       }
-      path.delete(a)
+      // Closing: a getter or trap further in may have resized this array.
+      if (a.length !== lengths[top]) {
+        throw new TetherError(`the array at depth ${top} changed length from ${lengths[top]} to ${a.length} while it was encoded`, 'TETHER_MUTATED')
+      }
       arrays.pop()
       next.pop()
       lengths.pop()
@@ -201,13 +207,13 @@ function fromTape(tape) {
     const t = tape[i++]
     let v = t
     let n = 0
-    if (t !== null && typeof t === 'object') {
-      if (t[0] === 'a') {
+    if (typeof t === 'number') {
+      if (t < 0) {
         v = []
-        n = t[1]
-      } else {
-        v = tokenValue(t)
+        n = -1 - t
       }
+    } else if (t !== null && typeof t === 'object') {
+      v = tokenValue(t)
     }
     const top = arrays.length - 1
     if (top < 0) {
@@ -237,15 +243,16 @@ function toTyped(v, maxDepth = DEFAULT_MAX_DEPTH) {
     let typed
     let n = 0
     if (t === null) typed = { nil: null }
-    else if (typeof t === 'number') typed = { int: t }
+    else if (typeof t === 'number') {
+      if (t < 0) {
+        typed = { array: [] }
+        n = -1 - t
+      } else typed = { int: t }
+    }
     else if (typeof t === 'boolean') typed = { bool: t }
     else if (typeof t === 'string') typed = { string: t }
     else {
       switch (t[0]) {
-        case 'a':
-          typed = { array: [] }
-          n = t[1]
-          break
         case 'y':
           typed = { symbol: t[1] }
           break

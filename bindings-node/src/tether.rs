@@ -1,8 +1,8 @@
 //! Tether for Node. Values cross the boundary as JSON text holding a flat
 //! *tape*: the value's tokens in prefix order, one JSON array element each,
-//! exactly as the Tether bytes are laid out (an Array is its header token
-//! `["a", n]` followed by its n elements' tokens). Scalars are JSON
-//! scalars: an integer number is a SmallInteger, `true`/`false`, `null` is
+//! exactly as the Tether bytes are laid out (an Array is its header token,
+//! the negative number `-1 - n`, followed by its n elements' tokens).
+//! Scalars are JSON scalars: a non-negative integer is a SmallInteger, `true`/`false`, `null` is
 //! nil, a string is a String; the rest are pairs `["y", name]` (Symbol),
 //! `["b", hex]` (ByteArray), `["u", uuid]`, `["p", hash]` and `["i",
 //! digits]` (an integer too large for a JS number). The tape never nests
@@ -66,14 +66,14 @@ fn integer_token(n: &serde_json::Number) -> polywire::Result<Value> {
 
 fn token(t: &J) -> polywire::Result<Token> {
     Ok(Token::Scalar(match t {
-        J::Number(n) => integer_token(n)?,
+        J::Number(n) => match n.as_i64() {
+            Some(i) if i < 0 => return usize::try_from(-1 - i).map(Token::Open).map_err(|_| bad_tape(t)),
+            _ => integer_token(n)?,
+        },
         J::Bool(b) => Value::Bool(*b),
         J::Null => Value::Nil,
         J::String(s) => Value::String(s.clone()),
         J::Array(pair) => match (pair.first().and_then(J::as_str), pair.get(1)) {
-            (Some("a"), Some(J::Number(n))) => {
-                return n.as_u64().and_then(|n| usize::try_from(n).ok()).map(Token::Open).ok_or_else(|| bad_tape(t))
-            }
             (Some("y"), Some(J::String(s))) => Value::Symbol(s.clone()),
             (Some("b"), Some(J::String(h))) => Value::ByteArray(tether::from_hex_bytes(h)?),
             (Some("u"), Some(J::String(u))) => Value::Uuid(Uuid::parse(u).ok_or_else(|| bad_tape(t))?),
@@ -149,7 +149,7 @@ fn write_tape(out: &mut Vec<u8>, header: Option<usize>, values: &[Value]) {
     };
     if let Some(n) = header {
         sep(out);
-        out.extend_from_slice(format!("[\"a\",{n}]").as_bytes());
+        write_header(out, n);
     }
     let mut stack: Vec<std::slice::Iter<'_, Value>> = Vec::new();
     let mut cur = values.iter();
@@ -183,12 +183,17 @@ fn write_tape(out: &mut Vec<u8>, header: Option<usize>, values: &[Value]) {
             Value::Uuid(u) => out.extend_from_slice(format!("[\"u\",\"{u}\"]").as_bytes()),
             Value::Proxy(h) => out.extend_from_slice(format!("[\"p\",{h}]").as_bytes()),
             Value::Array(items) => {
-                out.extend_from_slice(format!("[\"a\",{}]", items.len()).as_bytes());
+                write_header(out, items.len());
                 stack.push(std::mem::replace(&mut cur, items.iter()));
             }
         }
     }
     out.push(b']');
+}
+
+fn write_header(out: &mut Vec<u8>, n: usize) {
+    out.push(b'-');
+    out.extend_from_slice((n as u128 + 1).to_string().as_bytes());
 }
 
 fn tape_text(header: Option<usize>, values: &[Value]) -> String {
