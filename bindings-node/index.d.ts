@@ -190,34 +190,37 @@ export declare function kameoRemoteMessageId(crateName: string, crateMajor: numb
 
 export declare function kameoUnpack(data: Uint8Array): string
 
+/** The value's tape. */
 export declare function tetherDecode(data: Uint8Array, latin1?: boolean | undefined | null, maxDepth?: number | undefined | null): string
 
-/** `{"uuid": string | null, "result": typed}`. */
+/** `{"uuid": string | null, "result": <tape>}`. */
 export declare function tetherDecodeAnswer(data: Uint8Array, latin1?: boolean | undefined | null, maxDepth?: number | undefined | null): string
 
 export declare function tetherDecodeHandshake(data: Uint8Array): number
 
-/** `{"uuid", "receiver", "selector", "arguments": [typed]}`. */
+/** `{"uuid", "receiver", "selector", "arguments": <the arguments Array's tape>}`. */
 export declare function tetherDecodeMessageSend(data: Uint8Array, latin1?: boolean | undefined | null, maxDepth?: number | undefined | null): string
 
-export declare function tetherDecodeResultHex(hex: string, latin1?: boolean | undefined | null): string
+/** The result's tape. */
+export declare function tetherDecodeResultHex(hex: string, latin1?: boolean | undefined | null, maxDepth?: number | undefined | null): string
 
-export declare function tetherEncode(typed: string, latin1?: boolean | undefined | null, maxDepth?: number | undefined | null): Buffer
+export declare function tetherEncode(tape: string, latin1?: boolean | undefined | null, maxDepth?: number | undefined | null): Buffer
 
-export declare function tetherEncodeAnswer(typed: string, uuid?: string | undefined | null, latin1?: boolean | undefined | null, maxDepth?: number | undefined | null): Buffer
+export declare function tetherEncodeAnswer(tape: string, uuid?: string | undefined | null, latin1?: boolean | undefined | null, maxDepth?: number | undefined | null): Buffer
 
 export declare function tetherEncodeHandshake(exposureHash: number): Buffer
 
-export declare function tetherEncodeMessageSend(receiver: number, selector: string, argumentsTyped: string, uuid?: string | undefined | null, latin1?: boolean | undefined | null, maxDepth?: number | undefined | null): Buffer
+export declare function tetherEncodeMessageSend(receiver: number, selector: string, argumentsTape: string, uuid?: string | undefined | null, latin1?: boolean | undefined | null, maxDepth?: number | undefined | null): Buffer
 
 export declare function tetherFromHex(hex: string, words?: boolean | undefined | null): Buffer
 
-export declare function tetherReadToolResult(output: string, latin1?: boolean | undefined | null): string
+/** The result's tape. */
+export declare function tetherReadToolResult(output: string, latin1?: boolean | undefined | null, maxDepth?: number | undefined | null): string
 
 export declare function tetherToHex(data: Uint8Array): string
 
 /** The `send` tool's arguments as JSON text. */
-export declare function tetherToolArguments(receiverTyped: string, selector: string, argumentsTyped: string, latin1?: boolean | undefined | null): string
+export declare function tetherToolArguments(receiverTape: string, selector: string, argumentsTape: string, latin1?: boolean | undefined | null, maxDepth?: number | undefined | null): string
 
 /** Benchmark only: decode TOON text to JavaScript values built through N-API. */
 export declare function toonDecodeDirect(text: string, indent: number, strict: boolean): unknown

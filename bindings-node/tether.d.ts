@@ -8,6 +8,15 @@
  * and `TetherProxy`. Errors are `TetherError`s with a stable `code`
  * (`TETHER_INTEGER_RANGE`, `TETHER_TRUNCATED`, `TETHER_HEX_LENGTH`, ...) and
  * the byte `offset`.
+ *
+ * Nesting is bounded by `maxDepth` and memory only (explicit stacks, no
+ * recursion), and decoding is linear in the input. Encoding refuses sparse
+ * arrays at their first hole (`TETHER_SPARSE_ARRAY`, so a huge `length` fails
+ * fast), an array inside itself (`TETHER_CYCLE`) and an array whose length
+ * changes while it is walked, by a getter or Proxy trap (`TETHER_MUTATED`); an
+ * error thrown by such a getter or trap comes through unchanged. `maxDepth`
+ * must be an integer 0..2^32-1 (`TETHER_INVALID_OPTION`). Returned Buffers
+ * are V8-owned memory, collected without waiting for the event loop.
  */
 import { TetherError, PolywireError } from './errors'
 export { TetherError, PolywireError }
@@ -56,7 +65,7 @@ export type TetherValue = number | boolean | null | string | TetherSymbol | Uint
 export interface TetherOptions {
   /** One byte per character (U+0000..U+00FF), as the Caffeine JS bridge writes text. */
   latin1?: boolean
-  /** Deepest Array nesting (default 256). */
+  /** Deepest Array nesting (default 256): an integer 0..2^32-1. */
   maxDepth?: number
 }
 
@@ -96,9 +105,9 @@ export declare function encodeHandshake(exposureHash: number): Buffer
 export declare function decodeHandshake(data: Uint8Array | ArrayBuffer): number
 export declare function toHex(data: Uint8Array | ArrayBuffer): string
 export declare function fromHex(hex: string, options?: { words?: boolean }): Buffer
-export declare function toolArguments(receiver: TetherInput, selector: string, args: TetherInput[], options?: TetherOptions): ToolArguments
+export declare function toolArguments(receiver: TetherInput, selector: string | TetherSymbol, args: TetherInput[], options?: TetherOptions): ToolArguments
 export declare function decodeResultHex(hex: string, options?: TetherOptions): TetherValue
-export declare function readToolResult(output: string | Uint8Array | { result: string }, options?: TetherOptions): TetherValue
+export declare function readToolResult(output: string | Uint8Array | ArrayBuffer | { result: string }, options?: TetherOptions): TetherValue
 
 /** A typed-notation value, as in vectors/tether.json. */
 export type Typed =

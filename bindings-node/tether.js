@@ -77,60 +77,260 @@ class TetherUuid {
   }
 }
 
-/** A JavaScript value -> the typed notation ({int}, {string}, ...). */
-function toTyped(v, maxDepth = DEFAULT_MAX_DEPTH, depth = 0) {
-  switch (typeof v) {
-    case 'number':
-      if (Number.isInteger(v)) return { int: v }
-      throw new TetherError(`cannot encode ${v}: only integers have a Tether encoding (send it as a String)`, 'TETHER_UNSUPPORTED_TYPE')
-    case 'bigint':
-      return { int: v.toString() }
-    case 'boolean':
-      return { bool: v }
-    case 'string':
-      return { string: v }
-  }
-  if (v === null) return { nil: null }
-  if (v instanceof TetherSymbol) return { symbol: v.name }
-  if (v instanceof TetherProxy) return { proxy: v.exposureHash }
-  if (v instanceof TetherUuid) return { uuid: v.value }
-  if (v instanceof ArrayBuffer || ArrayBuffer.isView(v)) {
-    const b = toBytes(v, 'value')
-    return { bytes: Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex') }
-  }
-  if (Array.isArray(v)) {
-    if (depth >= maxDepth) {
-      throw new TetherError(`Arrays nested deeper than ${maxDepth} levels (is the array circular?)`, 'TETHER_TOO_DEEP')
-    }
-    return { array: v.map((x) => toTyped(x, maxDepth, depth + 1)) }
-  }
-  throw new TetherError(
-    `cannot encode ${v === undefined ? 'undefined' : Object.prototype.toString.call(v)} as Tether: use an integer, bigint, boolean, null, string, TetherSymbol, Uint8Array, array, TetherUuid or TetherProxy`,
+const MAX_U32 = 0xffffffff
+
+function invalidOption(message) {
+  return new TetherError(message, 'TETHER_INVALID_OPTION')
+}
+
+function unsupported(v) {
+  return new TetherError(
+    `cannot encode ${v === undefined ? 'undefined' : typeof v === 'symbol' ? 'a symbol' : typeof v === 'function' ? 'a function' : Object.prototype.toString.call(v)} as Tether: use an integer, bigint, boolean, null, string, TetherSymbol, Uint8Array, array, TetherUuid or TetherProxy`,
     'TETHER_UNSUPPORTED_TYPE',
   )
 }
 
-/** The typed notation -> a JavaScript value. */
-function fromTyped(t) {
-  if ('int' in t) return typeof t.int === 'string' ? Number(t.int) : t.int
-  if ('string' in t) return t.string
-  if ('array' in t) return t.array.map(fromTyped)
-  if ('bool' in t) return t.bool
-  if ('nil' in t) return null
-  if ('symbol' in t) return new TetherSymbol(t.symbol)
-  if ('bytes' in t) return new Uint8Array(Buffer.from(t.bytes, 'hex'))
-  if ('uuid' in t) return new TetherUuid(t.uuid)
-  if ('proxy' in t) return new TetherProxy(t.proxy)
-  throw new TypeError(`not a typed Tether value: ${JSON.stringify(t)}`)
+// A value that is not an array -> its tape token (see src/tether.rs: the
+// tape lists a value's tokens in prefix order, an Array as the number -1 - n
+// then its n elements).
+function scalarToken(v) {
+  switch (typeof v) {
+    case 'number':
+      // Negative numbers are Array headers on the tape: send those as digits.
+      if (Number.isInteger(v)) return v >= 0 && Number.isSafeInteger(v) ? v : ['i', BigInt(v).toString()]
+      throw new TetherError(`cannot encode ${v}: only integers have a Tether encoding (send it as a String)`, 'TETHER_UNSUPPORTED_TYPE')
+    case 'bigint':
+      return ['i', v.toString()]
+    case 'boolean':
+    case 'string':
+      return v
+  }
+  if (v === null) return null
+  if (v instanceof TetherSymbol) return ['y', v.name]
+  if (v instanceof TetherProxy) return ['p', v.exposureHash]
+  if (v instanceof TetherUuid) return ['u', v.value]
+  if (v instanceof ArrayBuffer || ArrayBuffer.isView(v)) {
+    const b = toBytes(v, 'value')
+    return ['b', Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex')]
+  }
+  throw unsupported(v)
 }
 
-function opts(options = {}) {
+/**
+ * A JavaScript value -> its tape, walking arrays with an explicit stack (no
+ * recursion, so nesting is bounded by maxDepth and memory only). Holes
+ * (sparse arrays) are refused at the first one, so a huge `length` fails
+ * fast; an array inside itself is TETHER_CYCLE; an array whose length
+ * changes while it is walked (a getter or Proxy trap mutating it) is
+ * TETHER_MUTATED.
+ */
+function toTape(value, maxDepth = DEFAULT_MAX_DEPTH) {
+  const tape = []
+  const arrays = []
+  const next = []
+  const lengths = []
+  let v = value
+  for (;;) {
+    if (Array.isArray(v)) {
+      if (arrays.length >= maxDepth) {
+        // A cycle always runs into the depth limit, so it is looked for only
+        // here (once, over the open arrays), not on every array.
+        if (arrays.includes(v) || new Set(arrays).size !== arrays.length) {
+          throw new TetherError('an array contains itself: Tether has no references', 'TETHER_CYCLE')
+        }
+        throw new TetherError(`Arrays nested deeper than ${maxDepth} levels (raise maxDepth if this is intended)`, 'TETHER_TOO_DEEP')
+      }
+      const n = v.length
+      if (!Number.isInteger(n) || n < 0 || n > MAX_U32) throw new TetherError(`an array's length ${String(n)} is not a valid length`, 'TETHER_UNSUPPORTED_TYPE')
+      tape.push(-1 - n)
+      if (n > 0) {
+        arrays.push(v)
+        next.push(0)
+        lengths.push(n)
+      }
+    } else {
+      tape.push(scalarToken(v))
+    }
+    for (;;) {
+      const top = arrays.length - 1
+      if (top < 0) return tape
+      const a = arrays[top]
+      const i = next[top]
+      if (i < lengths[top]) {
+        next[top] = i + 1
+        if (!(i in a)) {
+          throw new TetherError(
+            `the array at depth ${top} has a hole at index ${i} (length ${lengths[top]}): sparse arrays have no Tether encoding; fill the holes (e.g. with null)`,
+            'TETHER_SPARSE_ARRAY',
+          )
+        }
+        v = a[i]
+        if (a.length !== lengths[top]) {
+          throw new TetherError(`the array at depth ${top} changed length from ${lengths[top]} to ${a.length} while it was encoded`, 'TETHER_MUTATED')
+        }
+        break
+      }
+      // Closing: a getter or trap further in may have resized this array.
+      if (a.length !== lengths[top]) {
+        throw new TetherError(`the array at depth ${top} changed length from ${lengths[top]} to ${a.length} while it was encoded`, 'TETHER_MUTATED')
+      }
+      arrays.pop()
+      next.pop()
+      lengths.pop()
+    }
+  }
+}
+
+function tokenValue(t) {
+  switch (t[0]) {
+    case 'y':
+      return new TetherSymbol(t[1])
+    case 'b':
+      return new Uint8Array(Buffer.from(t[1], 'hex'))
+    case 'u':
+      return new TetherUuid(t[1])
+    case 'p':
+      return new TetherProxy(t[1])
+    case 'i':
+      return Number(t[1])
+  }
+  throw new TypeError(`not a Tether tape token: ${JSON.stringify(t)}`)
+}
+
+/** A tape -> the JavaScript value, building arrays with an explicit stack. */
+function fromTape(tape) {
+  const arrays = []
+  const left = []
+  let i = 0
+  let root
+  for (;;) {
+    const t = tape[i++]
+    let v = t
+    let n = 0
+    if (typeof t === 'number') {
+      if (t < 0) {
+        v = []
+        n = -1 - t
+      }
+    } else if (t !== null && typeof t === 'object') {
+      v = tokenValue(t)
+    }
+    const top = arrays.length - 1
+    if (top < 0) {
+      root = v
+    } else {
+      arrays[top].push(v)
+      if (--left[top] === 0) {
+        arrays.pop()
+        left.pop()
+      }
+    }
+    if (n > 0) {
+      arrays.push(v)
+      left.push(n)
+    }
+    if (arrays.length === 0) return root
+  }
+}
+
+/** A JavaScript value -> the typed notation ({int}, {string}, {array}, ...). */
+function toTyped(v, maxDepth = DEFAULT_MAX_DEPTH) {
+  const tape = toTape(v, maxDepth)
+  const arrays = []
+  const left = []
+  let root
+  for (const t of tape) {
+    let typed
+    let n = 0
+    if (t === null) typed = { nil: null }
+    else if (typeof t === 'number') {
+      if (t < 0) {
+        typed = { array: [] }
+        n = -1 - t
+      } else typed = { int: t }
+    }
+    else if (typeof t === 'boolean') typed = { bool: t }
+    else if (typeof t === 'string') typed = { string: t }
+    else {
+      switch (t[0]) {
+        case 'y':
+          typed = { symbol: t[1] }
+          break
+        case 'b':
+          typed = { bytes: t[1] }
+          break
+        case 'u':
+          typed = { uuid: t[1] }
+          break
+        case 'p':
+          typed = { proxy: t[1] }
+          break
+        default:
+          typed = { int: t[1] }
+      }
+    }
+    const top = arrays.length - 1
+    if (top < 0) root = typed
+    else {
+      arrays[top].push(typed)
+      if (--left[top] === 0) {
+        arrays.pop()
+        left.pop()
+      }
+    }
+    if (n > 0) {
+      arrays.push(typed.array)
+      left.push(n)
+    }
+  }
+  return root
+}
+
+/** The typed notation -> a JavaScript value (an explicit stack, no recursion). */
+function fromTyped(typed) {
+  const one = (t) => {
+    if (t === null || typeof t !== 'object') throw new TypeError(`not a typed Tether value: ${JSON.stringify(t)}`)
+    if ('int' in t) return { v: typeof t.int === 'string' ? Number(t.int) : t.int }
+    if ('string' in t) return { v: t.string }
+    if ('array' in t) {
+      if (!Array.isArray(t.array)) throw new TypeError(`not a typed Tether value: ${JSON.stringify(t)}`)
+      return { v: [], items: t.array }
+    }
+    if ('bool' in t) return { v: t.bool }
+    if ('nil' in t) return { v: null }
+    if ('symbol' in t) return { v: new TetherSymbol(t.symbol) }
+    if ('bytes' in t) return { v: new Uint8Array(Buffer.from(t.bytes, 'hex')) }
+    if ('uuid' in t) return { v: new TetherUuid(t.uuid) }
+    if ('proxy' in t) return { v: new TetherProxy(t.proxy) }
+    throw new TypeError(`not a typed Tether value: ${JSON.stringify(t)}`)
+  }
+  const first = one(typed)
+  const stack = first.items ? [{ out: first.v, items: first.items, i: 0 }] : []
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1]
+    if (top.i >= top.items.length) {
+      stack.pop()
+      continue
+    }
+    const r = one(top.items[top.i++])
+    top.out.push(r.v)
+    if (r.items) stack.push({ out: r.v, items: r.items, i: 0 })
+  }
+  return first.v
+}
+
+function opts(options) {
+  if (options === undefined || options === null) return { latin1: false, maxDepth: DEFAULT_MAX_DEPTH }
+  if (typeof options !== 'object') throw invalidOption(`options must be an object, got ${typeof options}`)
   const { latin1 = false, maxDepth = DEFAULT_MAX_DEPTH } = options
+  if (typeof maxDepth !== 'number' || !Number.isInteger(maxDepth) || maxDepth < 0 || maxDepth > MAX_U32) {
+    throw invalidOption(`maxDepth must be an integer 0..${MAX_U32}, got ${typeof maxDepth === 'number' ? maxDepth : typeof maxDepth}`)
+  }
   return { latin1: Boolean(latin1), maxDepth }
 }
 
-function typedJson(value, maxDepth) {
-  return JSON.stringify(toTyped(value, maxDepth))
+function tapeJson(value, maxDepth) {
+  return JSON.stringify(toTape(value, maxDepth))
 }
 
 function uuidText(uuid) {
@@ -143,15 +343,15 @@ function uuidText(uuid) {
 /** Encode one value. `{latin1: true}`: one byte per character (U+0000..U+00FF). */
 function encode(value, options) {
   const o = opts(options)
-  const typed = typedJson(value, o.maxDepth)
-  return call(() => native.tetherEncode(typed, o.latin1, o.maxDepth))
+  const tape = tapeJson(value, o.maxDepth)
+  return call(() => native.tetherEncode(tape, o.latin1, o.maxDepth))
 }
 
 /** Decode exactly one value; leftover bytes are an error. */
 function decode(data, options) {
   const o = opts(options)
   const bytes = toBytes(data, 'data')
-  return fromTyped(JSON.parse(call(() => native.tetherDecode(bytes, o.latin1, o.maxDepth))))
+  return fromTape(JSON.parse(call(() => native.tetherDecode(bytes, o.latin1, o.maxDepth))))
 }
 
 /**
@@ -159,7 +359,7 @@ function decode(data, options) {
  * TetherProxy), `selector` a string or TetherSymbol; a random UUID unless
  * `options.uuid` is given.
  */
-function encodeMessageSend(receiver, selector, args, options = {}) {
+function encodeMessageSend(receiver, selector, args, options) {
   const o = opts(options)
   const hash = receiver instanceof TetherProxy ? receiver.exposureHash : receiver
   if (typeof hash !== 'number') {
@@ -168,8 +368,8 @@ function encodeMessageSend(receiver, selector, args, options = {}) {
   const sel = selector instanceof TetherSymbol ? selector.name : selector
   if (typeof sel !== 'string') throw new TetherError(`the selector must be a string or TetherSymbol, got ${typeof selector}`, 'TETHER_UNSUPPORTED_TYPE')
   if (!Array.isArray(args)) throw new TetherError(`arguments must be an array, got ${typeof args}`, 'TETHER_UNSUPPORTED_TYPE')
-  const typed = typedJson(args, o.maxDepth)
-  return call(() => native.tetherEncodeMessageSend(hash, sel, typed, uuidText(options.uuid), o.latin1, o.maxDepth))
+  const tape = tapeJson(args, o.maxDepth)
+  return call(() => native.tetherEncodeMessageSend(hash, sel, tape, uuidText(options?.uuid), o.latin1, o.maxDepth))
 }
 
 /** `{uuid, receiver, selector, arguments}` of a message-send frame. */
@@ -177,14 +377,14 @@ function decodeMessageSend(data, options) {
   const o = opts(options)
   const bytes = toBytes(data, 'data')
   const m = JSON.parse(call(() => native.tetherDecodeMessageSend(bytes, o.latin1, o.maxDepth)))
-  return { uuid: m.uuid, receiver: m.receiver, selector: m.selector, arguments: m.arguments.map(fromTyped) }
+  return { uuid: m.uuid, receiver: m.receiver, selector: m.selector, arguments: fromTape(m.arguments) }
 }
 
 /** An answer frame: with `options.uuid` the wire form, without it the MCP tool's form. */
-function encodeAnswer(value, options = {}) {
+function encodeAnswer(value, options) {
   const o = opts(options)
-  const typed = typedJson(value, o.maxDepth)
-  return call(() => native.tetherEncodeAnswer(typed, uuidText(options.uuid), o.latin1, o.maxDepth))
+  const tape = tapeJson(value, o.maxDepth)
+  return call(() => native.tetherEncodeAnswer(tape, uuidText(options?.uuid), o.latin1, o.maxDepth))
 }
 
 /** `{uuid, result}` of an answer frame of either form (`uuid` null for the MCP form). */
@@ -192,10 +392,13 @@ function decodeAnswer(data, options) {
   const o = opts(options)
   const bytes = toBytes(data, 'data')
   const a = JSON.parse(call(() => native.tetherDecodeAnswer(bytes, o.latin1, o.maxDepth)))
-  return { uuid: a.uuid, result: fromTyped(a.result) }
+  return { uuid: a.uuid, result: fromTape(a.result) }
 }
 
 function encodeHandshake(exposureHash) {
+  if (typeof exposureHash !== 'number') {
+    throw new TetherError(`the exposure hash must be a number, got ${typeof exposureHash}`, 'TETHER_UNSUPPORTED_TYPE')
+  }
   return call(() => native.tetherEncodeHandshake(exposureHash))
 }
 
@@ -214,32 +417,44 @@ function toHex(data) {
  * 8 characters); errors name the offending word. `{words: false}` accepts
  * any whole number of bytes.
  */
-function fromHex(hex, options = {}) {
-  const { words = true } = options
+function fromHex(hex, options) {
+  if (options !== undefined && options !== null && typeof options !== 'object') throw invalidOption(`options must be an object, got ${typeof options}`)
+  const { words = true } = options ?? {}
   if (typeof hex !== 'string') throw new TypeError(`hex must be a string, got ${typeof hex}`)
-  return call(() => native.tetherFromHex(hex, words))
+  return call(() => native.tetherFromHex(hex, Boolean(words)))
 }
 
 /** The MCP `send` tool's `{receiver, selector, arguments}` (receiver and arguments as hex). */
-function toolArguments(receiver, selector, args, options = {}) {
+function toolArguments(receiver, selector, args, options) {
   const o = opts(options)
   if (!Array.isArray(args)) throw new TetherError(`arguments must be an array, got ${typeof args}`, 'TETHER_UNSUPPORTED_TYPE')
-  const r = typedJson(receiver, o.maxDepth)
-  const a = typedJson(args, o.maxDepth)
-  return JSON.parse(call(() => native.tetherToolArguments(r, String(selector), a, o.latin1)))
+  const sel = selector instanceof TetherSymbol ? selector.name : selector
+  if (typeof sel !== 'string') throw new TetherError(`the selector must be a string or TetherSymbol, got ${typeof selector}`, 'TETHER_UNSUPPORTED_TYPE')
+  const r = tapeJson(receiver, o.maxDepth)
+  const a = tapeJson(args, o.maxDepth)
+  return JSON.parse(call(() => native.tetherToolArguments(r, sel, a, o.latin1, o.maxDepth)))
 }
 
 /** The `send` tool's hex result -> value (answer tag optional). */
 function decodeResultHex(hex, options) {
   const o = opts(options)
-  return fromTyped(JSON.parse(call(() => native.tetherDecodeResultHex(String(hex), o.latin1))))
+  if (typeof hex !== 'string') throw new TypeError(`hex must be a string, got ${typeof hex}`)
+  return fromTape(JSON.parse(call(() => native.tetherDecodeResultHex(hex, o.latin1, o.maxDepth))))
 }
 
 /** The `send` tool's output `{"result": "<hex>"}` (object or JSON text) -> value. */
 function readToolResult(output, options) {
   const o = opts(options)
-  const text = typeof output === 'string' ? output : ArrayBuffer.isView(output) ? Buffer.from(toBytes(output, 'output')).toString('utf8') : JSON.stringify(output)
-  return fromTyped(JSON.parse(call(() => native.tetherReadToolResult(text, o.latin1))))
+  let text
+  if (typeof output === 'string') text = output
+  else if (ArrayBuffer.isView(output) || output instanceof ArrayBuffer) text = Buffer.from(toBytes(output, 'output')).toString('utf8')
+  else if (output !== null && typeof output === 'object') {
+    // Only the result field matters; stringifying the whole object would
+    // walk whatever else it holds.
+    const result = output.result
+    text = typeof result === 'string' ? JSON.stringify({ result }) : '{}'
+  } else throw new TypeError(`output must be a string, bytes or an object {result}, got ${output === null ? 'null' : typeof output}`)
+  return fromTape(JSON.parse(call(() => native.tetherReadToolResult(text, o.latin1, o.maxDepth))))
 }
 
 module.exports = {

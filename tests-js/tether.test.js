@@ -123,7 +123,7 @@ test('value mapping and argument errors', () => {
   assert.equal(codeOf(() => tether.encode('\ud800')), 'TETHER_UNENCODABLE_CHARACTER')
   const circular = []
   circular.push(circular)
-  assert.equal(codeOf(() => tether.encode(circular)), 'TETHER_TOO_DEEP')
+  assert.equal(codeOf(() => tether.encode(circular)), 'TETHER_CYCLE')
   const a = tether.decodeMessageSend(tether.encodeMessageSend(1, 'foo', []))
   const b = tether.decodeMessageSend(tether.encodeMessageSend(1, 'foo', []))
   assert.notEqual(a.uuid, b.uuid)

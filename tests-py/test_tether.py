@@ -166,7 +166,7 @@ def test_value_mapping():
     circular.append(circular)
     with pytest.raises(TetherError) as info:
         tether.encode(circular)
-    assert info.value.code == "TETHER_TOO_DEEP"
+    assert info.value.code == "TETHER_CYCLE"
 
 
 def test_random_uuid_and_defaults():

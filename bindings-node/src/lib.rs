@@ -7,6 +7,7 @@
 
 mod axon;
 mod errors;
+mod jsbuf;
 mod kado;
 mod toon;
 mod tether;

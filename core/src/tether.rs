@@ -211,7 +211,36 @@ pub enum Value {
     Proxy(u32),
 }
 
+/// Dropping a Value never recurses on the native stack: nested Arrays are
+/// taken apart on a heap stack, so a value a million Arrays deep (which
+/// decoding with a raised `max_depth` can build) drops safely. (A `Drop`
+/// impl means an Array's elements are taken with [`Value::into_array`] or
+/// `std::mem::take` rather than moved out by a pattern.)
+impl Drop for Value {
+    fn drop(&mut self) {
+        let Value::Array(items) = self else { return };
+        if !items.iter().any(|v| matches!(v, Value::Array(inner) if !inner.is_empty())) {
+            return;
+        }
+        let mut pending = std::mem::take(items);
+        while let Some(mut v) = pending.pop() {
+            if let Value::Array(inner) = &mut v {
+                pending.append(inner);
+            }
+            // `v` is now a scalar or an empty Array: dropping it is flat.
+        }
+    }
+}
+
 impl Value {
+    /// The elements of an Array, or the value itself back if it is not one.
+    pub fn into_array(mut self) -> std::result::Result<Vec<Value>, Value> {
+        match &mut self {
+            Value::Array(items) => Ok(std::mem::take(items)),
+            _ => Err(self),
+        }
+    }
+
     /// A SmallInteger, or `TETHER_INTEGER_RANGE` when `n` has no encoding.
     pub fn integer(n: i128) -> Result<Value> {
         match u32::try_from(n) {
@@ -394,7 +423,36 @@ fn put_text(out: &mut Vec<u8>, tag: u32, s: &str, text: Text) -> Result<()> {
     Ok(())
 }
 
+/// Encode `v`, whose own depth is `depth`, without recursion: open Arrays
+/// are an explicit stack of element iterators on the heap.
 fn encode_value(out: &mut Vec<u8>, v: &Value, opts: &Options, depth: usize) -> Result<()> {
+    let mut stack: Vec<std::slice::Iter<'_, Value>> = Vec::new();
+    let mut cur = std::slice::from_ref(v).iter();
+    loop {
+        let Some(v) = cur.next() else {
+            match stack.pop() {
+                Some(outer) => {
+                    cur = outer;
+                    continue;
+                }
+                None => return Ok(()),
+            }
+        };
+        if let Value::Array(items) = v {
+            if depth + stack.len() >= opts.max_depth {
+                return Err(too_deep(opts.max_depth));
+            }
+            put_word(out, ARRAY_TAG);
+            put_word(out, length_word(items.len(), "an Array of elements")?);
+            stack.push(std::mem::replace(&mut cur, items.iter()));
+        } else {
+            encode_scalar(out, v, opts)?;
+        }
+    }
+}
+
+/// Encode a value that is not an Array.
+fn encode_scalar(out: &mut Vec<u8>, v: &Value, opts: &Options) -> Result<()> {
     match v {
         Value::SmallInteger(n) => {
             if *n > MAX_SMALL_INTEGER {
@@ -412,16 +470,7 @@ fn encode_value(out: &mut Vec<u8>, v: &Value, opts: &Options, depth: usize) -> R
             put_word(out, length_word(b.len(), "a ByteArray of bytes")?);
             out.extend_from_slice(b);
         }
-        Value::Array(items) => {
-            if depth >= opts.max_depth {
-                return Err(too_deep(opts.max_depth));
-            }
-            put_word(out, ARRAY_TAG);
-            put_word(out, length_word(items.len(), "an Array of elements")?);
-            for item in items {
-                encode_value(out, item, opts, depth + 1)?;
-            }
-        }
+        Value::Array(_) => unreachable_array(),
         Value::Uuid(u) => put_uuid(out, u),
         Value::Proxy(h) => {
             if *h > MAX_EXPOSURE_HASH {
@@ -431,6 +480,13 @@ fn encode_value(out: &mut Vec<u8>, v: &Value, opts: &Options, depth: usize) -> R
         }
     }
     Ok(())
+}
+
+/// `encode_scalar` is never given an Array (its callers handle them); doing
+/// nothing keeps this free of panics.
+#[cold]
+fn unreachable_array() {
+    debug_assert!(false, "encode_scalar given an Array");
 }
 
 fn put_uuid(out: &mut Vec<u8>, u: &Uuid) {
@@ -567,7 +623,74 @@ impl<'a> Reader<'a> {
         self.value_from(w, at, depth)
     }
 
+    /// Decode the value whose first word `w` was read at `at`, at nesting
+    /// `depth`, without recursion: open Arrays are an explicit stack on the
+    /// heap, so nesting is bounded by `max_depth` and memory, not by the
+    /// native stack.
     fn value_from(&mut self, w: u32, at: usize, depth: usize) -> Result<Value> {
+        struct Open {
+            items: Vec<Value>,
+            left: usize,
+        }
+        let mut stack: Vec<Open> = Vec::new();
+        let (mut w, mut at) = (w, at);
+        loop {
+            let mut v = if w == ARRAY_TAG {
+                if depth + stack.len() >= self.opts.max_depth {
+                    return Err(too_deep(self.opts.max_depth).at(at));
+                }
+                let count = self.array_count()?;
+                if count > 0 {
+                    // Reserve no more than a bounded amount up front: every
+                    // open level may claim up to the rest of the input.
+                    stack.push(Open { items: Vec::with_capacity(count.min(1 << 12)), left: count });
+                    at = self.pos;
+                    w = self.word("a value")?;
+                    continue;
+                }
+                Value::Array(Vec::new())
+            } else {
+                self.scalar_from(w, at)?
+            };
+            // A value is complete: add it to the open Arrays, closing those
+            // it completes.
+            loop {
+                let Some(top) = stack.last_mut() else { return Ok(v) };
+                top.items.push(v);
+                top.left -= 1;
+                if top.left > 0 {
+                    break;
+                }
+                match stack.pop() {
+                    Some(done) => v = Value::Array(done.items),
+                    None => return Err(err("TETHER_INTERNAL", "the open-Array stack emptied early")),
+                }
+            }
+            at = self.pos;
+            w = self.word("a value")?;
+        }
+    }
+
+    /// An Array's length word, checked against the bytes that remain.
+    fn array_count(&mut self) -> Result<usize> {
+        let len_at = self.pos;
+        let count = self.word("the length of an Array")? as usize;
+        // Every element takes at least one word.
+        if count > self.remaining() / 4 {
+            return Err(err(
+                "TETHER_LENGTH_PAST_END",
+                format!(
+                    "an Array claims {count} elements but only {} bytes remain (at least 4 per element)",
+                    self.remaining()
+                ),
+            )
+            .at(len_at));
+        }
+        Ok(count)
+    }
+
+    /// Decode a value that is not an Array (`w` is not `ARRAY_TAG`).
+    fn scalar_from(&mut self, w: u32, at: usize) -> Result<Value> {
         if w >= INSTRUCTIONS_BASE {
             return Err(err(
                 "TETHER_INSTRUCTION",
@@ -608,29 +731,7 @@ impl<'a> Reader<'a> {
             STRING_TAG => Ok(Value::String(self.text("a String")?)),
             BYTE_ARRAY_TAG => Ok(Value::ByteArray(self.byte_run("a ByteArray")?.to_vec())),
             UUID_TAG => Ok(Value::Uuid(self.uuid_body(at)?)),
-            ARRAY_TAG => {
-                if depth >= self.opts.max_depth {
-                    return Err(too_deep(self.opts.max_depth).at(at));
-                }
-                let len_at = self.pos;
-                let count = self.word("the length of an Array")? as usize;
-                // Every element takes at least one word.
-                if count > self.remaining() / 4 {
-                    return Err(err(
-                        "TETHER_LENGTH_PAST_END",
-                        format!(
-                            "an Array claims {count} elements but only {} bytes remain (at least 4 per element)",
-                            self.remaining()
-                        ),
-                    )
-                    .at(len_at));
-                }
-                let mut items = Vec::with_capacity(count);
-                for _ in 0..count {
-                    items.push(self.value(depth + 1)?);
-                }
-                Ok(Value::Array(items))
-            }
+            ARRAY_TAG => Err(err("TETHER_INTERNAL", "an Array reached the scalar decoder").at(at)),
             MESSAGE_SEND_TAG | ANSWER_TAG | MESSAGE_TAG => Err(err(
                 "TETHER_UNEXPECTED_TAG",
                 format!(
@@ -807,9 +908,9 @@ pub fn decode_message_send_with(bytes: &[u8], opts: &Options) -> Result<MessageS
         return Err(empty_selector().at(sel_at));
     }
     let args_at = r.pos;
-    let arguments = match r.value(0)? {
-        Value::Array(items) => items,
-        other => {
+    let arguments = match r.value(0)?.into_array() {
+        Ok(items) => items,
+        Err(other) => {
             return Err(err(
                 "TETHER_UNEXPECTED_TAG",
                 format!("the arguments must be an Array, found a {}", other.kind_name()),

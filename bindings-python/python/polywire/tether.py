@@ -35,7 +35,17 @@ nest at most ``DEFAULT_MAX_DEPTH`` = 256 levels), ``TETHER_TRUNCATED``,
 ``TETHER_UNEXPECTED_TAG``, ``TETHER_UNSUPPORTED_WORD``, ``TETHER_BAD_UUID_LENGTH``,
 ``TETHER_INVALID_UTF8``, ``TETHER_TRAILING_BYTES``, ``TETHER_BAD_RECEIVER``,
 ``TETHER_BAD_SELECTOR``, ``TETHER_HEX_LENGTH``, ``TETHER_HEX_DIGIT``,
-``TETHER_BAD_TOOL_RESULT``, ``TETHER_TOO_LONG``.
+``TETHER_BAD_TOOL_RESULT``, ``TETHER_TOO_LONG``, ``TETHER_CYCLE`` (a list inside itself),
+``TETHER_INVALID_OPTION`` (``max_depth`` not an int 0..2**64-1). A ``str`` with a lone
+surrogate is ``TETHER_UNENCODABLE_CHARACTER``.
+
+Nesting is bounded by ``max_depth`` and memory only: encoding, decoding and the value walks
+use explicit stacks, never the native stack, so ``max_depth=1_000_000`` works. The walk
+reads ``str``/``int``/``bytes`` subclasses at the C level (no ``__str__``, ``__index__``,
+``__int__`` or ``__float__`` runs; ``float`` is not a Tether value), and copies each
+``list`` when it reaches it (``PyList_GetSlice``: a subclass's ``__iter__``, ``__len__``
+and ``__getitem__`` are not used, as in :func:`json.dumps`), so Python code that runs
+during the walk cannot change what is walked.
 """
 
 from __future__ import annotations

@@ -101,12 +101,14 @@ def from_hex(hex: str, words: bool = True) -> bytes:
     length that is a multiple of 8; errors name the offending word. ``words=False``
     accepts any whole number of bytes (Strings and ByteArrays are not padded)."""
 
-def tool_arguments(receiver: TetherValue, selector: str, arguments: Sequence[TetherValue], latin1: bool = False) -> dict[str, str]:
+def tool_arguments(
+    receiver: TetherValue, selector: Union[str, Symbol], arguments: Sequence[TetherValue], latin1: bool = False, max_depth: int = 256
+) -> dict[str, str]:
     """The MCP ``send`` tool's ``{"receiver", "selector", "arguments"}``: receiver and the
     arguments Array as hex, the selector as text."""
 
-def decode_result_hex(hex: str, latin1: bool = False) -> Any:
+def decode_result_hex(hex: str, latin1: bool = False, max_depth: int = 256) -> Any:
     """The ``send`` tool's hex result -> value (answer tag optional)."""
 
-def read_tool_result(output: Union[dict[str, Any], str, _Bytes], latin1: bool = False) -> Any:
+def read_tool_result(output: Union[dict[str, Any], str, _Bytes], latin1: bool = False, max_depth: int = 256) -> Any:
     """The ``send`` tool's output ``{"result": "<hex>"}`` (a dict or JSON text) -> value."""
