@@ -42,6 +42,7 @@ pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
 #[pyclass(module = "polywire.tether", name = "Symbol", frozen, eq, hash)]
 #[derive(PartialEq, Eq, Hash)]
 pub struct Symbol {
+    /// The Symbol's name, e.g. `printString`.
     #[pyo3(get)]
     name: String,
 }
@@ -70,6 +71,7 @@ impl Symbol {
 #[pyclass(module = "polywire.tether", name = "Proxy", frozen, eq, hash)]
 #[derive(PartialEq, Eq, Hash)]
 pub struct Proxy {
+    /// The remote object's exposure hash (0 to `MAX_EXPOSURE_HASH`).
     #[pyo3(get)]
     exposure_hash: u32,
 }
@@ -434,6 +436,9 @@ fn arguments_arg(py: Python<'_>, arguments: &Bound<'_, PyAny>, max_depth: usize)
 
 // The text_signatures below spell out max_depth=256, which pyo3 would show as `...`;
 // tests-py/test_stubs.py checks it equals DEFAULT_MAX_DEPTH.
+/// Tether bytes of a value: int 0..0x1FFFFFFF, bool, None, str, `Symbol`, bytes,
+/// list/tuple, `uuid.UUID`, `Proxy`. Strings are UTF-8 unless `latin1` (the JS bridge's
+/// one byte per character); Arrays nest at most `max_depth` levels. Raises `TetherError`.
 #[pyfunction]
 #[pyo3(signature = (value, latin1=false, max_depth=None), text_signature = "(value, latin1=False, max_depth=256)")]
 fn encode<'py>(py: Python<'py>, value: &Bound<'py, PyAny>, latin1: bool, max_depth: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyBytes>> {
@@ -442,6 +447,8 @@ fn encode<'py>(py: Python<'py>, value: &Bound<'py, PyAny>, latin1: bool, max_dep
     Ok(PyBytes::new(py, &tether::encode_with(&v, &options(latin1, max_depth)).py_err(py)?))
 }
 
+/// The value of Tether bytes (the inverse of `encode`; bytes left after the value are
+/// an error). Raises `TetherError` with the byte offset.
 #[pyfunction]
 #[pyo3(signature = (data, latin1=false, max_depth=None), text_signature = "(data, latin1=False, max_depth=256)")]
 fn decode<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, latin1: bool, max_depth: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
@@ -492,6 +499,7 @@ fn decode_message_send<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, latin1: b
     PyTuple::new(py, [uuid, m.receiver.into_pyobject(py)?.into_any(), selector, args])
 }
 
+/// An answer frame: the answer tag, the UUID (random when None) and the value.
 #[pyfunction]
 #[pyo3(signature = (value, uuid=None, latin1=false, max_depth=None), text_signature = "(value, uuid=None, latin1=False, max_depth=256)")]
 fn encode_answer<'py>(
@@ -520,22 +528,28 @@ fn decode_answer<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, latin1: bool, m
     PyTuple::new(py, [uuid, from_value(py, a.result)?])
 }
 
+/// The handshake word for an exposure hash (0 to `MAX_EXPOSURE_HASH`).
 #[pyfunction]
 fn encode_handshake<'py>(py: Python<'py>, exposure_hash: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
     let h = exposure_hash_arg(py, "the handshake's", exposure_hash)?;
     Ok(PyBytes::new(py, &tether::encode_handshake(h).py_err(py)?))
 }
 
+/// The exposure hash of a handshake word (4 bytes).
 #[pyfunction]
 fn decode_handshake(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<u32> {
     with_bytes(data, |b| tether::decode_handshake(b).py_err(py))
 }
 
+/// Lowercase hex of bytes, as the MCP `send` tool carries them.
 #[pyfunction]
 fn to_hex(data: &Bound<'_, PyAny>) -> PyResult<String> {
     with_bytes(data, |b| Ok(tether::to_hex(b)))
 }
 
+/// Bytes of hex text under the `send` tool's checklist: hex digits only (either
+/// case); with `words` (the default) a whole number of 32-bit words, else any whole
+/// number of bytes. Raises `TetherError` (`TETHER_HEX_*`) naming the offending word.
 #[pyfunction]
 #[pyo3(signature = (hex, words=true))]
 fn from_hex<'py>(py: Python<'py>, hex: &Bound<'py, PyAny>, words: bool) -> PyResult<Bound<'py, PyBytes>> {

@@ -64,6 +64,8 @@ __all__ = [
 
 
 class MessageType(IntEnum):
+    """The frame types of the Kado protocol (the header's second byte)."""
+
     INSTRUCTION = 0x01
     TOOL_CALL = 0x02
     TOOL_RESULT = 0x03
