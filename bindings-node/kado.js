@@ -294,7 +294,8 @@ function decompress(data, options) {
 }
 
 function isCompressed(buffer) {
-  return buffer.length > 0 && buffer[0] === MAGIC_COMPRESSED
+  const b = toBytes(buffer, 'buffer')
+  return b.length > 0 && b[0] === MAGIC_COMPRESSED
 }
 
 /**

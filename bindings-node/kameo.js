@@ -250,7 +250,7 @@ function duration(value) {
   if (Array.isArray(value)) return { secs: value[0], nanos: value[1] }
   if (typeof value === 'object') return value
   if (typeof value === 'bigint') return { secs: value, nanos: 0 }
-  if (typeof value !== 'number') throw new TypeError(`expected seconds, [secs, nanos] or { secs, nanos }, got ${typeof value}`)
+  if (typeof value !== 'number') throw argError(TypeError, INVALID, `expected seconds, [secs, nanos] or { secs, nanos }, got ${typeof value}`)
   if (!Number.isFinite(value) || value < 0) {
     throw new KameoError(`a Duration must be finite and non-negative, got ${value}`, 'KAMEO_INVALID_VALUE')
   }
@@ -268,8 +268,14 @@ function actorArg(id) {
 }
 
 /** A `SwarmRequest::Ask` value. */
-function ask(actor, actorRemoteId, messageRemoteId, payload, options = {}) {
-  const { mailboxTimeout = null, replyTimeout = null, immediate = false } = options
+function optionsArg(options) {
+  if (options === undefined) return {}
+  if (options === null || typeof options !== 'object') throw argError(TypeError, INVALID, `options must be an object, got ${describe(options)}`)
+  return options
+}
+
+function ask(actor, actorRemoteId, messageRemoteId, payload, options) {
+  const { mailboxTimeout = null, replyTimeout = null, immediate = false } = optionsArg(options)
   return {
     Ask: {
       actor_id: actorArg(actor),
@@ -284,8 +290,8 @@ function ask(actor, actorRemoteId, messageRemoteId, payload, options = {}) {
 }
 
 /** A `SwarmRequest::Tell` value. */
-function tell(actor, actorRemoteId, messageRemoteId, payload, options = {}) {
-  const { mailboxTimeout = null, immediate = false } = options
+function tell(actor, actorRemoteId, messageRemoteId, payload, options) {
+  const { mailboxTimeout = null, immediate = false } = optionsArg(options)
   return {
     Tell: {
       actor_id: actorArg(actor),

@@ -100,8 +100,9 @@ const COMMENT_LINE = /(?:^\uFEFF?|\n) *#/
 /** Text emitted verbatim at a primitive position (see `rawString`). */
 class RawString {
   constructor(value) {
+    if (typeof value !== 'string') throw argError(TypeError, INVALID, `Raw string must be a string, got ${describe(value)}`)
     if (COMMENT_LINE.test(value)) {
-      throw new TypeError(`Raw string must not contain a line starting with "#": ${JSON.stringify(value)}`)
+      throw argError(TypeError, INVALID, `Raw string must not contain a line starting with "#": ${JSON.stringify(value)}`)
     }
     this.value = value
   }
@@ -116,6 +117,7 @@ const ESCAPES = { '\\': '\\\\', '"': '\\"', '\n': '\\n', '\r': '\\r', '\t': '\\t
 
 /** Escape a string as the encoder does inside quotes (without the quotes). */
 function escapeString(value) {
+  if (typeof value !== 'string') throw argError(TypeError, INVALID, `escapeString expects a string, got ${describe(value)}`)
   return value.replace(/[\\"\u0000-\u001F]/g, (c) => ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }
 
@@ -351,7 +353,8 @@ function resolveDecodeOptions(options) {
   if (expandPaths !== 'off' && expandPaths !== 'safe') {
     throw argError(TypeError, INVALID, `Invalid expandPaths ${shown(expandPaths, true)}. Valid values are: 'off', 'safe'`)
   }
-  return { indentSize: resolveIndent(options), strict: options?.strict ?? true, expandPaths: expandPaths === 'safe' }
+  // strict is taken as the reference takes it: by truthiness.
+  return { indentSize: resolveIndent(options), strict: Boolean(options?.strict ?? true), expandPaths: expandPaths === 'safe' }
 }
 
 // ------------------------------------------------------------ errors
@@ -1130,8 +1133,15 @@ function newlinesBack(json, nl) {
   return json.replace(escape, '$1\\n')
 }
 
+// A source of lines: anything iterable (async too, for decodeStream).
+function checkIterable(source, name, async = false) {
+  if (source !== null && source !== undefined && (typeof source[Symbol.iterator] === 'function' || (async && typeof source[Symbol.asyncIterator] === 'function'))) return
+  throw argError(TypeError, INVALID, `${name} must be an iterable of lines${async ? ' (or an async iterable)' : ''}, got ${describe(source)}`)
+}
+
 /** Decode TOON given as lines, as the reference's `decodeFromLines`. */
 function decodeFromLines(lines, options) {
+  checkIterable(lines, 'lines')
   const o = resolveDecodeOptions(options)
   const source = Lines.read(lines)
   const { text, nl } = source.text()
@@ -1189,7 +1199,7 @@ const STREAM_WAIT_MS = 20
 class LineStream {
   constructor(options) {
     checkOptions(options)
-    this.o = { indentSize: resolveIndent(options), strict: options?.strict ?? true }
+    this.o = { indentSize: resolveIndent(options), strict: Boolean(options?.strict ?? true) }
     this.lines = new Lines()
     this.decodedSize = 0
     this.yielded = 0
@@ -1242,6 +1252,7 @@ class LineStream {
 
 /** Decode TOON lines to JSON events (startObject, key, primitive, ...), as they are read. */
 function decodeStreamSync(lines, options) {
+  checkIterable(lines, 'lines')
   return (function* events() {
     const stream = new LineStream(options)
     const it = lines[Symbol.iterator]()
@@ -1264,6 +1275,7 @@ const LATER = Symbol('later')
 
 /** Decode TOON lines from a sync or async iterable to JSON events, as they come. */
 function decodeStream(source, options) {
+  checkIterable(source, 'source', true)
   return (async function* events() {
     const stream = new LineStream(options)
     const async = source != null && Symbol.asyncIterator in source
