@@ -455,6 +455,18 @@ test('decompression bombs: every decompressing call stops at 16 MiB, or at maxSi
   expectCode(() => dec.decode(small, 5), 'KADO_INVALID_ARGUMENT', 'options not an object', TypeError)
 })
 
+test('a backslash as the last byte of a payload: a coded error, not a Rust panic (found by fast-check)', () => {
+  // The core's structural pre-scan sliced one past the end: the panic
+  // aborted the Node process.
+  for (const text of ['"abc\\', '["\\', '{"a":"\\']) {
+    const payload = Buffer.from(text)
+    expectCode(() => dec.decodePayload(payload), 'KADO_INVALID_JSON', `decodePayload ${text}`)
+    const frame = Buffer.concat([enc.encodeHeader({ version: 1, type: 1, payloadLength: payload.length, sequenceId: 0, timestamp: 0 }), payload])
+    expectCode(() => dec.decode(frame), 'KADO_INVALID_JSON', `decode ${text}`)
+    expectCode(() => new FrameDecoder().feed(frame), 'KADO_INVALID_JSON', `FrameDecoder ${text}`)
+  }
+})
+
 test('FrameDecoder keeps its state in JavaScript: chunks, errors, positions', () => {
   const frames = [enc.encode(1, { a: 1 }, 1, 5), enc.encode(3, { s: 'b'.repeat(3000) }, 2, 6), enc.encode(4, [1, 2], 3, 7)]
   const stream = Buffer.concat(frames)
