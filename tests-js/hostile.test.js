@@ -467,6 +467,19 @@ test('a backslash as the last byte of a payload: a coded error, not a Rust panic
   }
 })
 
+test('kameo: numbers beyond 2^53 are packed as the doubles they are (found by fast-check)', () => {
+  // JSON.stringify writes 2^60 as 1152921504606847000: packed as that, the
+  // value changed; -2^63 (in MessagePack's range) was refused.
+  for (const [n, big] of [[2 ** 60, 2n ** 60n], [2 ** 63, 2n ** 63n], [-(2 ** 63), -(2n ** 63n)], [-(2 ** 60) - 2 ** 10, -(2n ** 60n) - 1024n], [2 ** 64 - 2 ** 11, 2n ** 64n - 2048n]]) {
+    assert.equal(kameo.unpack(kameo.pack(n)), big, String(n))
+    assert.deepEqual(kameo.pack(n), kameo.pack(big), String(n))
+  }
+  // Beyond MessagePack's integers: the float it is, whether JSON.stringify
+  // writes it with digits (1e20) or an exponent (1e21); it used to be refused.
+  for (const n of [2 ** 64, -(2 ** 63) - 2 ** 11, 1e20, -1e21]) assert.equal(kameo.unpack(kameo.pack(n)), n)
+  assert.deepEqual(kameo.decodeRegistration(kameo.encodeRegistration(2 ** 60, null, 'x')).sequence_id, 2n ** 60n)
+})
+
 test('FrameDecoder keeps its state in JavaScript: chunks, errors, positions', () => {
   const frames = [enc.encode(1, { a: 1 }, 1, 5), enc.encode(3, { s: 'b'.repeat(3000) }, 2, 6), enc.encode(4, [1, 2], 3, 7)]
   const stream = Buffer.concat(frames)

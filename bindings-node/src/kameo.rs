@@ -81,11 +81,28 @@ impl Builder for ValueBuilder {
     fn bool(&mut self, b: bool) -> polywire::Result<Value> {
         Ok(Value::Bool(b))
     }
+    // Plain JSON numbers here come from JavaScript numbers (BigInts come
+    // tagged), and JSON.stringify writes a double beyond 2^53 as its
+    // shortest round-tripping digits, not its value: 2^60 arrives as
+    // 1152921504606847000 and -2^63 as -9223372036854776000. Such digits
+    // are read back as the double they name, whose integer value is exact
+    // (else 2^60 was sent as 2^60 + 24, and -2^63 was refused).
     fn int(&mut self, i: i64) -> polywire::Result<Value> {
-        Ok(Value::Int(i.into()))
+        const EXACT: u64 = 1 << 53;
+        if i.unsigned_abs() <= EXACT {
+            Ok(Value::Int(i.into()))
+        } else {
+            Ok(Value::Int((i as f64) as i128))
+        }
     }
+    // Beyond MessagePack's integers (-2^63 ..= 2^64 - 1) such a double is
+    // sent as the float it is, as one written with an exponent (1e21) was.
     fn big_int(&mut self, digits: &str) -> polywire::Result<Value> {
-        digits.parse::<i128>().map(Value::Int).map_err(|_| bad_value(format!("integer {digits} is out of range")))
+        match digits.parse::<f64>() {
+            Ok(f) if f.is_finite() && (-9223372036854775808.0..18446744073709551616.0).contains(&f) => Ok(Value::Int(f as i128)),
+            Ok(f) if f.is_finite() => Ok(Value::F64(f)),
+            _ => Err(bad_value(format!("integer {digits} is out of range"))),
+        }
     }
     fn float(&mut self, f: f64) -> polywire::Result<Value> {
         Ok(Value::F64(f))
