@@ -158,19 +158,19 @@ export declare function envelope<K extends Kind>(
   to: AgentId,
   kind: K,
   payload: PayloadByKind[K] & Record<string, unknown>,
-  options?: { ref?: string; id?: string; ts?: number },
+  options?: { ref?: string; id?: string; ts?: number | bigint },
 ): Envelope<K>
 export declare function reply<K extends Kind>(
   request: Envelope,
   kind: K,
   payload: PayloadByKind[K] & Record<string, unknown>,
-  options?: { id?: string; ts?: number },
+  options?: { id?: string; ts?: number | bigint },
 ): Envelope<K>
 export declare function errorEnvelope(
   request: Envelope,
   code: ErrorCode,
   message: string,
-  options?: { retryable?: boolean; id?: string; ts?: number },
+  options?: { retryable?: boolean; id?: string; ts?: number | bigint },
 ): Envelope<'error'>
 export declare function agentId(publicKey: Uint8Array | ArrayBuffer): AgentId
 export declare function agentIdFromSeed(seed: Uint8Array | ArrayBuffer): AgentId

@@ -5,7 +5,53 @@
 // here, validation, encoding, agent ids and the session run in Rust.
 
 const native = require('./native.js')
-const { AxonError, PolywireError, fromNative, toBytes } = require('./errors.js')
+const { AxonError, PolywireError, fromNative, argError, describe, hasCycle, isStackOverflow, bytesArg } = require('./errors.js')
+
+// Bad arguments: TypeError/RangeError with the protocol's code for a bad
+// envelope (the Rust side's code for a bad timestamp, too).
+const INVALID = 'invalid_envelope'
+
+function toBytes(value, name) {
+  return bytesArg(value, name, INVALID)
+}
+
+// Text arguments are converted with String() as before; a Symbol or a value
+// whose conversion throws becomes a coded TypeError.
+function text(value, name) {
+  if (typeof value === 'string') return value
+  if (typeof value !== 'symbol') {
+    try {
+      return String(value)
+    } catch {}
+  }
+  throw argError(TypeError, INVALID, `${name} must be a string, got ${describe(value)}`)
+}
+
+// A time in ms or undefined (now): numbers are checked in Rust; a BigInt
+// within 2^53 - 1 is taken as its number.
+function msArg(value, name) {
+  if (value === undefined || value === null) return undefined
+  if (typeof value === 'number') return value
+  if (typeof value === 'bigint' && value >= 0n && value <= BigInt(Number.MAX_SAFE_INTEGER)) return Number(value)
+  throw argError(typeof value === 'bigint' ? RangeError : TypeError, INVALID, `${name} must be a non-negative integer number of milliseconds, got ${describe(value)}`)
+}
+
+function optionsArg(options) {
+  if (options === undefined) return {}
+  if (options === null || typeof options !== 'object') throw argError(TypeError, INVALID, `options must be an object, got ${describe(options)}`)
+  return options
+}
+
+function versionsArg(versions, name) {
+  if (versions === null || typeof versions !== 'object' || typeof versions[Symbol.iterator] !== 'function') {
+    throw argError(TypeError, INVALID, `${name} must be an array of version numbers, got ${describe(versions)}`)
+  }
+  const out = Array.from(versions)
+  for (const v of out) {
+    if (typeof v !== 'number') throw argError(TypeError, INVALID, `${name} must hold numbers, got ${describe(v)}`)
+  }
+  return out
+}
 
 const PROTOCOL_VERSION = 1
 const MAX_MESSAGE_SIZE = 65536
@@ -39,7 +85,15 @@ function stringify(value, what) {
   try {
     json = JSON.stringify(value)
   } catch (e) {
-    throw new AxonError(`cannot send ${what} as JSON: ${e.message}`, 'invalid_envelope')
+    if (e instanceof PolywireError) throw e
+    // Always invalid_envelope (the protocol's code); a cycle and nesting
+    // that overflowed the stack are named, an error the value's own code
+    // threw (getter, toJSON, Proxy trap) is kept as `cause`.
+    const circular = (e instanceof TypeError && /circular/i.test(e.message)) || (isStackOverflow(e) && hasCycle(value))
+    const reason = circular ? 'it is circular (an object contains itself)' : isStackOverflow(e) ? 'it nests too deeply' : e instanceof Error ? e.message : String(e)
+    const err = new AxonError(`cannot send ${what} as JSON: ${reason}`, 'invalid_envelope')
+    if (!circular && !(e instanceof RangeError) && !(e instanceof TypeError && /BigInt/.test(e.message))) err.cause = e
+    throw err
   }
   if (json === undefined) throw new AxonError(`cannot send ${what} (${typeof value}) as JSON`, 'invalid_envelope')
   return json
@@ -50,8 +104,8 @@ function bodyBytes(data) {
 }
 
 /** Decode and validate one message body (at most 65,536 bytes); payload defaults filled unless `{fillDefaults: false}`. */
-function decode(data, options = {}) {
-  const { fillDefaults = true } = options
+function decode(data, options) {
+  const { fillDefaults = true } = optionsArg(options)
   const bytes = bodyBytes(data)
   return JSON.parse(call(() => native.axonDecode(bytes, fillDefaults)))
 }
@@ -63,32 +117,43 @@ function encode(envelope) {
 }
 
 /** Validate an envelope; its normalized form (ids lowercase, ref null when absent, defaults filled). */
-function validate(envelope, options = {}) {
-  const { fillDefaults = true } = options
+function validate(envelope, options) {
+  const { fillDefaults = true } = optionsArg(options)
   const json = stringify(envelope, 'the envelope')
   return JSON.parse(call(() => native.axonValidate(json, fillDefaults)))
 }
 
 /** A new message: v 1, a fresh UUID v4 id and the current time unless given. */
-function envelope(from, to, kind, payload, options = {}) {
-  const { ref, id, ts } = options
+function envelope(from, to, kind, payload, options) {
+  const { ref, id, ts } = optionsArg(options)
+  const args = [text(from, 'from'), text(to, 'to'), text(kind, 'kind')]
+  const refId = ref === undefined || ref === null ? undefined : text(ref, 'ref')
+  const msgId = id === undefined || id === null ? undefined : text(id, 'id')
+  const t = msArg(ts, 'ts')
   const p = stringify(payload, 'the payload')
-  return JSON.parse(call(() => native.axonEnvelope(String(from), String(to), String(kind), p, ref ?? undefined, id ?? undefined, ts ?? undefined)))
+  return JSON.parse(call(() => native.axonEnvelope(...args, p, refId, msgId, t)))
 }
 
 /** A reply: ref = the request's id, from/to swapped, fresh id and time. */
-function reply(request, kind, payload, options = {}) {
-  const { id, ts } = options
+function reply(request, kind, payload, options) {
+  const { id, ts } = optionsArg(options)
+  const k = text(kind, 'kind')
+  const msgId = id === undefined || id === null ? undefined : text(id, 'id')
+  const t = msArg(ts, 'ts')
   const r = stringify(request, 'the request')
   const p = stringify(payload, 'the payload')
-  return JSON.parse(call(() => native.axonReply(r, String(kind), p, id ?? undefined, ts ?? undefined)))
+  return JSON.parse(call(() => native.axonReply(r, k, p, msgId, t)))
 }
 
 /** An `error` reply to `request`. Make `message` instructive: what went wrong and what to try instead. */
-function errorEnvelope(request, code, message, options = {}) {
-  const { retryable = false, id, ts } = options
+function errorEnvelope(request, code, message, options) {
+  const { retryable = false, id, ts } = optionsArg(options)
+  const c = text(code, 'code')
+  const m = text(message, 'message')
+  const msgId = id === undefined || id === null ? undefined : text(id, 'id')
+  const t = msArg(ts, 'ts')
   const r = stringify(request, 'the request')
-  return JSON.parse(call(() => native.axonErrorEnvelope(r, String(code), String(message), retryable, id ?? undefined, ts ?? undefined)))
+  return JSON.parse(call(() => native.axonErrorEnvelope(r, c, m, Boolean(retryable), msgId, t)))
 }
 
 /** `"ed25519." + hex(sha256(publicKey)[:16])` for a 32-byte Ed25519 public key. */
@@ -119,7 +184,9 @@ function sameAgent(a, b) {
 
 /** The highest common version; AxonError `incompatible_version` when there is none. */
 function negotiate(localVersions, remoteVersions) {
-  return call(() => native.axonNegotiate(Array.from(localVersions), Array.from(remoteVersions)))
+  const l = versionsArg(localVersions, 'localVersions')
+  const r = versionsArg(remoteVersions, 'remoteVersions')
+  return call(() => native.axonNegotiate(l, r))
 }
 
 
@@ -130,7 +197,8 @@ function negotiate(localVersions, remoteVersions) {
  * last 300 s dropped as replays. Pass `nowMs` for a deterministic clock.
  */
 class Session {
-  constructor(localId, options = {}) {
+  constructor(localId, options) {
+    options = optionsArg(options)
     const config = {
       localId,
       protocolVersions: options.protocolVersions ?? null,
@@ -145,19 +213,24 @@ class Session {
 
   /** Start the handshake: `{bytes, route, envelope}` of the hello to send. */
   hello(to, nowMs) {
-    return outbound(call(() => this._native.hello(String(to), nowMs ?? undefined)))
+    const t = text(to, 'to')
+    const now = msArg(nowMs, 'nowMs')
+    return outbound(call(() => this._native.hello(t, now)))
   }
 
   /** Check and encode a message to send: `{bytes, route, envelope}`. */
   send(envelope, nowMs) {
+    const now = msArg(nowMs, 'nowMs')
     const json = stringify(envelope, 'the envelope')
-    return outbound(call(() => this._native.send(json, nowMs ?? undefined)))
+    return outbound(call(() => this._native.send(json, now)))
   }
 
   /** Process a received body; `stream` is "bidirectional" or "unidirectional". */
   receive(data, stream, nowMs) {
     const bytes = bodyBytes(data)
-    const r = JSON.parse(call(() => this._native.receive(bytes, String(stream), nowMs ?? undefined)))
+    const s = text(stream, 'stream')
+    const now = msArg(nowMs, 'nowMs')
+    const r = JSON.parse(call(() => this._native.receive(bytes, s, now)))
     if (r.action === 'respond') {
       r.bytes = Buffer.from(r.body, 'utf8')
       delete r.body
@@ -167,12 +240,13 @@ class Session {
 
   /** Forget and return the requests whose deadline has passed. */
   expire(nowMs) {
-    return JSON.parse(call(() => this._native.expire(nowMs ?? undefined)))
+    const now = msArg(nowMs, 'nowMs')
+    return JSON.parse(call(() => this._native.expire(now)))
   }
 
   /** Stop waiting for the answer to a request; returns it, or null. */
   forget(id) {
-    const p = this._native.forget(String(id))
+    const p = this._native.forget(text(id, 'id'))
     return p === null || p === undefined ? null : JSON.parse(p)
   }
 

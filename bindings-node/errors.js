@@ -49,4 +49,95 @@ function toBytes(value, name) {
   throw new TypeError(`${name} must be a Uint8Array, Buffer or ArrayBuffer, got ${value === null ? 'null' : typeof value}`)
 }
 
-module.exports = { PolywireError, KadoError, TetherError, AxonError, KameoError, fromNative, toBytes }
+// A TypeError or RangeError (what JavaScript throws for an argument of the
+// wrong type or out of range) carrying a stable polywire `code`.
+function argError(Ctor, code, message) {
+  const e = new Ctor(message)
+  e.code = code
+  return e
+}
+
+function describe(value) {
+  if (value === null) return 'null'
+  if (typeof value === 'number' || typeof value === 'bigint') return `${typeof value} ${String(value)}${typeof value === 'bigint' ? 'n' : ''}`
+  if (typeof value === 'string') return `string ${JSON.stringify(value.length > 40 ? value.slice(0, 40) + '...' : value)}`
+  return typeof value
+}
+
+// An integer argument from `min` to `max` (both safe integers): a TypeError
+// for anything but a number, a RangeError for NaN, fractions and integers
+// out of range. Never wrapped, truncated or converted.
+function intArg(value, name, min, max, code) {
+  if (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max) return value
+  const what = `${name} must be an integer from ${min} to ${max}, got ${describe(value)}`
+  throw argError(typeof value === 'number' ? RangeError : TypeError, code, what)
+}
+
+// A string argument, not coerced (a Symbol or an object with a throwing
+// toString would otherwise escape with V8's uncoded errors).
+function strArg(value, name, code) {
+  if (typeof value === 'string') return value
+  throw argError(TypeError, code, `${name} must be a string, got ${describe(value)}`)
+}
+
+// The payload of a nesting or cycle failure of a JSON-like walk (JSON.stringify
+// overflowing the stack, or a walk's own depth limit): whether `root` holds
+// a cycle among its plain own-property containers, looked for with an
+// explicit stack (no recursion) and at most `budget` containers visited.
+// Only on error paths.
+function hasCycle(root, budget = 1e6) {
+  if (root === null || typeof root !== 'object') return false
+  const onPath = new Set()
+  const stack = [[root, null]]
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1]
+    const [obj] = top
+    if (top[1] === null) {
+      if (onPath.has(obj)) return true
+      if (--budget < 0) return false
+      onPath.add(obj)
+      let keys
+      try {
+        keys = Array.isArray(obj) ? null : Object.keys(obj)
+      } catch {
+        keys = []
+      }
+      top[1] = { keys, i: 0, n: keys === null ? Math.min(obj.length >>> 0, 1e6) : keys.length }
+    }
+    const it = top[1]
+    if (it.i >= it.n) {
+      onPath.delete(obj)
+      stack.pop()
+      continue
+    }
+    let child
+    try {
+      child = it.keys === null ? obj[it.i] : obj[it.keys[it.i]]
+    } catch {
+      child = undefined
+    }
+    it.i++
+    if (child !== null && typeof child === 'object') {
+      if (onPath.has(child)) return true
+      stack.push([child, null])
+    }
+  }
+  return false
+}
+
+// `toBytes` with the TypeError carrying `code`.
+function bytesArg(value, name, code) {
+  try {
+    return toBytes(value, name)
+  } catch (e) {
+    e.code = code
+    throw e
+  }
+}
+
+// Whether an error is V8's stack overflow (a RangeError without a code).
+function isStackOverflow(e) {
+  return e instanceof RangeError && e.code === undefined && /call stack/i.test(e.message)
+}
+
+module.exports = { PolywireError, KadoError, TetherError, AxonError, KameoError, fromNative, toBytes, argError, intArg, strArg, describe, hasCycle, isStackOverflow, bytesArg }

@@ -33,27 +33,6 @@ export declare class AxonSession {
   get pending(): string
 }
 
-/** Streaming decoder state; the JS `FrameDecoder` wraps it. */
-export declare class KadoFrameDecoder {
-  constructor(maxFrameSize?: number | undefined | null, raw?: boolean | undefined | null)
-  /**
-   * Feed a chunk; returns the frames it completed. An error found after
-   * some frames completed is thrown by the next call instead.
-   */
-  feed(chunk: Uint8Array): Array<KadoStreamFrame>
-  /**
-   * Error path of `JSON.parse` on a streamed payload: either the payload
-   * is valid apart from Python's `NaN`/`Infinity` tokens (returned with
-   * them replaced by `null`), or the decoder fails with the JSON error at
-   * its stream offset.
-   */
-  repairJson(payload: string, frameOffset: number, compressed: boolean): string
-  finish(): void
-  get buffered(): number
-  get position(): number
-  get maxFrameSize(): number
-}
-
 export declare function axonAgentId(publicKey: Uint8Array): string
 
 export declare function axonAgentIdFromSeed(seed: Uint8Array): string
@@ -94,7 +73,7 @@ export declare function kadoCheckHeader(buf: Uint8Array): void
 export declare function kadoCompress(data: Uint8Array): Buffer | null
 
 /** `decompress`; `null` when the input has no magic byte. */
-export declare function kadoDecompress(data: Uint8Array): Buffer | null
+export declare function kadoDecompress(data: Uint8Array, max?: number | undefined | null): Buffer | null
 
 export declare function kadoEncodeHeader(version: number, msgType: number, payloadLength: number, sequenceId: number, timestampMs?: number | bigint | undefined | null): Buffer
 
@@ -111,19 +90,19 @@ export declare function kadoFinishFrame(frame: Buffer, msgType: number, sequence
  * Validate a whole frame; return its payload decompressed, or `null` when
  * it travelled uncompressed (the caller then takes a view of its input).
  */
-export declare function kadoPayloadBytes(frame: Uint8Array): Buffer | null
+export declare function kadoPayloadBytes(frame: Uint8Array, max?: number | undefined | null): Buffer | null
 
 /**
  * Validate a whole frame and return its payload as text (decompressed,
  * UTF-8 checked). The caller reads the header fields itself.
  */
-export declare function kadoPayloadText(frame: Uint8Array): string
+export declare function kadoPayloadText(frame: Uint8Array, max?: number | undefined | null): string
 
 /**
  * A payload as it is on the wire (maybe compressed) -> its text,
  * decompressed and UTF-8 checked; offsets are within the payload.
  */
-export declare function kadoPayloadToText(payload: Uint8Array): string
+export declare function kadoPayloadToText(payload: Uint8Array, max?: number | undefined | null): string
 
 /**
  * Error path of `JSON.parse` on a payload: locate the problem as a byte
@@ -131,24 +110,34 @@ export declare function kadoPayloadToText(payload: Uint8Array): string
  * `Infinity` tokens, return it with those tokens replaced by `null` (what
  * `JSON.stringify` writes for them).
  */
-export declare function kadoRepairPayload(frame: Uint8Array): string
+export declare function kadoRepairPayload(frame: Uint8Array, max?: number | undefined | null): string
 
-export interface KadoStreamFrame {
-  version: number
-  msgType: number
-  payloadLength: number
-  timestamp: number
-  sequenceId: number
-  /** Stream offset of the frame's first byte. */
-  offset: number
-  /** Whether the payload travelled RLE-compressed. */
-  compressed: boolean
-  /**
-   * The payload, decompressed: a `string` (UTF-8 checked) in text mode, a
-   * `Buffer` in raw mode.
-   */
-  payload: string | Buffer
-}
+/**
+ * One `FrameDecoder.feed` step, without state kept here: the JavaScript
+ * `FrameDecoder` holds the bytes not yet consumed (`data`, at stream offset
+ * `base`) and its failed state. (A native decoder object per JavaScript
+ * decoder was freed by a finalizer that runs only when the event loop
+ * turns: 200,000 decoders made in a synchronous loop held 285 MB.)
+ *
+ * Returns `{ frames, consumed, error }`: the complete frames in `data` (as
+ * objects: version, msgType, payloadLength, timestamp, sequenceId, offset,
+ * compressed, payload: text, or a Buffer in raw mode), how many bytes they
+ * took, and the error (`{ code, message }`) found after them, if any.
+ */
+export declare function kadoStreamFeed(data: Uint8Array, base: number, maxFrameSize: number, raw: boolean): object
+
+/**
+ * The error at the end of a stream that stopped inside a frame (`data`:
+ * the bytes left over, at stream offset `base`), if any.
+ */
+export declare function kadoStreamFinish(data: Uint8Array, base: number, maxFrameSize: number): void
+
+/**
+ * Error path of `JSON.parse` on a streamed payload: the payload with
+ * Python's `NaN`/`Infinity` tokens replaced by `null` when that is all that
+ * is wrong, else the JSON error at its stream offset.
+ */
+export declare function kadoStreamRepairJson(payload: string, frameOffset: number, compressed: boolean): string
 
 export declare function kadoValidate(buf: Uint8Array): boolean
 
@@ -272,9 +261,9 @@ export declare function toonPackDecode(state: number, text: unknown, indent: num
 export declare function toonPackEncode(state: number, ops: unknown, opCount: number, text: unknown, reset: boolean, indent: number, delimiter: number, keyFolding: boolean, flattenDepth: number, wideText?: unknown | undefined | null, textOneByte?: boolean | undefined | null): unknown
 
 /**
- * A new packed-route state for a `toon.js` instance; its id. (Plain
- * functions and an id, not a class: a class method costs about 160 ns more
- * per call in napi-rs, a fifth of encoding a small object.)
+ * A token for a new `toon.js` instance (see [`PackState`]); never 0. (Plain
+ * functions and a token, not a class: a class method costs about 160 ns
+ * more per call in napi-rs, a fifth of encoding a small object.)
  */
 export declare function toonPackState(): number
 

@@ -836,7 +836,6 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.AxonSession = nativeBinding.AxonSession
-module.exports.KadoFrameDecoder = nativeBinding.KadoFrameDecoder
 module.exports.axonAgentId = nativeBinding.axonAgentId
 module.exports.axonAgentIdFromSeed = nativeBinding.axonAgentIdFromSeed
 module.exports.axonDecode = nativeBinding.axonDecode
@@ -860,6 +859,9 @@ module.exports.kadoPayloadBytes = nativeBinding.kadoPayloadBytes
 module.exports.kadoPayloadText = nativeBinding.kadoPayloadText
 module.exports.kadoPayloadToText = nativeBinding.kadoPayloadToText
 module.exports.kadoRepairPayload = nativeBinding.kadoRepairPayload
+module.exports.kadoStreamFeed = nativeBinding.kadoStreamFeed
+module.exports.kadoStreamFinish = nativeBinding.kadoStreamFinish
+module.exports.kadoStreamRepairJson = nativeBinding.kadoStreamRepairJson
 module.exports.kadoValidate = nativeBinding.kadoValidate
 module.exports.kameoActorIdFromBytes = nativeBinding.kameoActorIdFromBytes
 module.exports.kameoActorIdToBytes = nativeBinding.kameoActorIdToBytes

@@ -46,8 +46,27 @@ export interface TOONRawMessage {
   payload: Buffer
 }
 
+/**
+ * Options of the decoding calls that decompress: `maxSize` bounds the
+ * decompressed payload (RLE expands up to 85x); past it they throw
+ * `KADO_FRAME_TOO_LARGE` before allocating beyond it. A non-negative safe
+ * integer; default 16 MiB (`DEFAULT_MAX_FRAME_SIZE`). Anything else throws a
+ * TypeError/RangeError with code `KADO_INVALID_ARGUMENT`.
+ */
+export interface DecompressOptions {
+  maxSize?: number
+}
+
 export declare class TOONEncoder {
-  /** Encode a frame; `timestamp` defaults to `Date.now()`. */
+  /**
+   * Encode a frame; `timestamp` defaults to `Date.now()`. `type` must be an
+   * integer (1 to 8; other integers throw `KADO_UNKNOWN_TYPE`), `sequenceId`
+   * an integer from 0 to 2^32 - 1, `timestamp` an integer from 0 to
+   * 2^53 - 1 (a BigInt up to 2^64 - 1): nothing is wrapped or truncated;
+   * other values throw a TypeError/RangeError with code
+   * `KADO_INVALID_ARGUMENT`. A circular payload throws a TypeError
+   * `KADO_CYCLE`, one nested beyond the stack a RangeError `KADO_TOO_DEEP`.
+   */
   encode(type: MessageType, data: unknown, sequenceId: number, timestamp?: number | bigint): Buffer
   encodeHeader(header: TOONHeader): Buffer
   /** The JSON payload bytes, before compression. */
@@ -59,21 +78,25 @@ export declare class TOONEncoder {
 
 export declare class TOONDecoder {
   /** Decode and validate a frame; bytes after it are ignored. */
-  decode<T = unknown>(buffer: Uint8Array | ArrayBuffer): TOONMessage<T>
+  decode<T = unknown>(buffer: Uint8Array | ArrayBuffer, options?: DecompressOptions): TOONMessage<T>
   /** Like `decode` without parsing JSON: the payload bytes, decompressed. */
-  decodeRaw(buffer: Uint8Array | ArrayBuffer): TOONRawMessage
+  decodeRaw(buffer: Uint8Array | ArrayBuffer, options?: DecompressOptions): TOONRawMessage
   /** Read and validate (length, version, type) the 18-byte header. */
   decodeHeader(buffer: Uint8Array | ArrayBuffer): TOONHeader
   /** A payload as on the wire (maybe compressed) to its JSON value. */
-  decodePayload(buffer: Uint8Array | ArrayBuffer, type?: MessageType): unknown
+  decodePayload(buffer: Uint8Array | ArrayBuffer, type?: MessageType, options?: DecompressOptions): unknown
   /** Whether a whole frame with a known version and type is present. */
   validate(buffer: Uint8Array | ArrayBuffer): boolean
 }
 
 /** RLE-compress with the magic prefix; input shorter than 1024 bytes or that does not shrink is returned as is. */
 export declare function compress(data: Uint8Array): Uint8Array
-/** Undo `compress`; input without the magic byte is returned as is. Throws `KADO_INVALID_RLE` on malformed RLE. */
-export declare function decompress(data: Uint8Array): Uint8Array
+/**
+ * Undo `compress`; input without the magic byte is returned as is. Throws
+ * `KADO_INVALID_RLE` on malformed RLE, `KADO_FRAME_TOO_LARGE` past
+ * `maxSize` (default 16 MiB).
+ */
+export declare function decompress(data: Uint8Array, options?: DecompressOptions): Uint8Array
 export declare function isCompressed(buffer: Uint8Array): boolean
 
 export interface FrameDecoderOptions {

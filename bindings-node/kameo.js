@@ -16,7 +16,17 @@
 // JSON.stringify / JSON.parse do the walking, Rust the codec.
 
 const native = require('./native.js')
-const { KameoError, PolywireError, fromNative, toBytes } = require('./errors.js')
+const { KameoError, PolywireError, fromNative, argError, strArg, describe, hasCycle, isStackOverflow, bytesArg } = require('./errors.js')
+
+const INVALID = 'KAMEO_INVALID_ARGUMENT'
+
+function toBytes(value, name) {
+  return bytesArg(value, name, INVALID)
+}
+
+function str(value, name) {
+  return strArg(value, name, INVALID)
+}
 
 const MESSAGING_PROTOCOL = '/kameo/messaging/1.0.0'
 const REGISTRY_PROTOCOL = '/kameo/registry/1.0.0'
@@ -77,7 +87,18 @@ function toJson(value) {
     text = JSON.stringify(value, replacer)
   } catch (e) {
     if (e instanceof PolywireError) throw e
-    throw new KameoError(`cannot encode the value: ${e.message}`, 'KAMEO_INVALID_VALUE')
+    // A cycle, and nesting that overflows the stack, have codes of their
+    // own (Python's depth code for the latter); an error the value's own
+    // code threw (getter, toJSON, Proxy trap) is kept as `cause`.
+    if ((e instanceof TypeError && /circular/i.test(e.message)) || (isStackOverflow(e) && hasCycle(value))) {
+      throw new KameoError('cannot encode a circular value (an object or array contains itself)', 'KAMEO_CYCLE')
+    }
+    if (isStackOverflow(e)) {
+      throw new KameoError(`expected at most ${MAX_VALUE_DEPTH} levels of nesting (the value overflowed the stack)`, 'KAMEO_DEPTH_LIMIT')
+    }
+    const err = new KameoError(`cannot encode the value: ${e instanceof Error ? e.message : String(e)}`, 'KAMEO_INVALID_VALUE')
+    if (!(e instanceof RangeError || (e instanceof TypeError && /BigInt|circular/.test(e.message)))) err.cause = e
+    throw err
   }
   if (text === undefined) {
     throw new KameoError(`cannot encode ${typeof value}`, 'KAMEO_INVALID_VALUE')
@@ -149,7 +170,7 @@ function decodeRegistration(data) {
 
 /** `{actorName}:meta:{base58 peer id}` */
 function metadataKey(actorName, peerId) {
-  return call(native.kameoMetadataKey, actorName, peerText(peerId))
+  return call(native.kameoMetadataKey, str(actorName, 'actorName'), peerText(peerId))
 }
 
 /** `[actorName, peerId]` of a metadata record key, as kameo validates it. */
@@ -159,7 +180,7 @@ function parseMetadataKey(key) {
 }
 
 function providerKey(actorName) {
-  return native.kameoProviderKey(actorName)
+  return native.kameoProviderKey(str(actorName, 'actorName'))
 }
 
 /** Base58 peer id of a 32-byte Ed25519 public key or a protobuf-encoded key. */
@@ -186,12 +207,24 @@ function actorIdFromBytes(data) {
 
 /** The id `#[remote_message]` gives `impl Message<messageType> for actorType`. */
 function remoteMessageId(crateName, crateMajor, modulePath, messageType, actorType, implGenerics = '') {
-  return call(native.kameoRemoteMessageId, crateName, Number(crateMajor), modulePath, messageType, actorType, implGenerics)
+  // crateMajor: a number, a BigInt or a numeric string (checked in Rust).
+  if (typeof crateMajor !== 'number' && typeof crateMajor !== 'bigint' && typeof crateMajor !== 'string') {
+    throw argError(TypeError, INVALID, `crateMajor must be a non-negative integer, got ${describe(crateMajor)}`)
+  }
+  return call(
+    native.kameoRemoteMessageId,
+    str(crateName, 'crateName'),
+    Number(crateMajor),
+    str(modulePath, 'modulePath'),
+    str(messageType, 'messageType'),
+    str(actorType, 'actorType'),
+    str(implGenerics, 'implGenerics'),
+  )
 }
 
 /** The id `#[derive(RemoteActor)]` gives: `{modulePath}::{ident}`. */
 function remoteActorId(modulePath, ident) {
-  return native.kameoRemoteActorId(modulePath, ident)
+  return native.kameoRemoteActorId(str(modulePath, 'modulePath'), str(ident, 'ident'))
 }
 
 // ---------------------------------------------------------------- MessagePack
@@ -217,7 +250,7 @@ function duration(value) {
   if (Array.isArray(value)) return { secs: value[0], nanos: value[1] }
   if (typeof value === 'object') return value
   if (typeof value === 'bigint') return { secs: value, nanos: 0 }
-  if (typeof value !== 'number') throw new TypeError(`expected seconds, [secs, nanos] or { secs, nanos }, got ${typeof value}`)
+  if (typeof value !== 'number') throw argError(TypeError, INVALID, `expected seconds, [secs, nanos] or { secs, nanos }, got ${typeof value}`)
   if (!Number.isFinite(value) || value < 0) {
     throw new KameoError(`a Duration must be finite and non-negative, got ${value}`, 'KAMEO_INVALID_VALUE')
   }
@@ -235,8 +268,14 @@ function actorArg(id) {
 }
 
 /** A `SwarmRequest::Ask` value. */
-function ask(actor, actorRemoteId, messageRemoteId, payload, options = {}) {
-  const { mailboxTimeout = null, replyTimeout = null, immediate = false } = options
+function optionsArg(options) {
+  if (options === undefined) return {}
+  if (options === null || typeof options !== 'object') throw argError(TypeError, INVALID, `options must be an object, got ${describe(options)}`)
+  return options
+}
+
+function ask(actor, actorRemoteId, messageRemoteId, payload, options) {
+  const { mailboxTimeout = null, replyTimeout = null, immediate = false } = optionsArg(options)
   return {
     Ask: {
       actor_id: actorArg(actor),
@@ -251,8 +290,8 @@ function ask(actor, actorRemoteId, messageRemoteId, payload, options = {}) {
 }
 
 /** A `SwarmRequest::Tell` value. */
-function tell(actor, actorRemoteId, messageRemoteId, payload, options = {}) {
-  const { mailboxTimeout = null, immediate = false } = options
+function tell(actor, actorRemoteId, messageRemoteId, payload, options) {
+  const { mailboxTimeout = null, immediate = false } = optionsArg(options)
   return {
     Tell: {
       actor_id: actorArg(actor),

@@ -88,6 +88,14 @@ export declare class ToonDecodeError extends SyntaxError {
 }
 
 /** Thrown when a value cannot be encoded (nesting beyond `MAX_DEPTH`). */
+/**
+ * Thrown when a value cannot be encoded. Codes: `TOON_TOO_DEEP` (nested
+ * beyond MAX_DEPTH), `TOON_CYCLE` (an object or array contains itself,
+ * also through toJSON or a replacer), `TOON_TOO_LARGE` (an array longer
+ * than any text V8 can hold, e.g. a sparse array with a huge length).
+ * Bad arguments and options throw TypeError/RangeError with code
+ * `TOON_INVALID_ARGUMENT`.
+ */
 export declare class ToonEncodeError extends PolywireError {}
 
 /** Text emitted verbatim at a primitive position. */

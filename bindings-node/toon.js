@@ -36,7 +36,7 @@
 // as in the reference.
 
 const native = require('./native.js')
-const { PolywireError } = require('./errors.js')
+const { PolywireError, argError, describe } = require('./errors.js')
 
 const DELIMITERS = {
   comma: ',',
@@ -68,8 +68,30 @@ class ToonDecodeError extends SyntaxError {
   }
 }
 
-/** Thrown when a value cannot be encoded (nesting beyond MAX_DEPTH, a bad option). */
+/** Thrown when a value cannot be encoded (nesting beyond MAX_DEPTH, a cycle, a bad option). */
 class ToonEncodeError extends PolywireError {}
+
+/** Code of the TypeError / RangeError thrown for a bad argument or option. */
+const INVALID = 'TOON_INVALID_ARGUMENT'
+/** Nesting past which the normalisation looks for cycles among the
+ * containers above (below it a depth counter is all it costs). */
+const CYCLE_CHECK_DEPTH = 64
+/** Most items an array may have: TOON text holds at least a character per
+ * item, and V8's strings stop at 2^29 - 24 characters (a sparse array with
+ * a huge length would otherwise be walked hole by hole, 1.7 GB taken). */
+const MAX_ITEMS = 2 ** 29
+
+function tooDeep() {
+  return new ToonEncodeError(`expected values nested at most ${MAX_DEPTH} levels deep (is the value circular?)`, 'TOON_TOO_DEEP')
+}
+
+function cycle() {
+  return new ToonEncodeError('cannot encode a circular value: an object or array contains itself', 'TOON_CYCLE')
+}
+
+function tooManyItems(n) {
+  return new ToonEncodeError(`cannot encode an array of length ${n}: the text would exceed the longest string (at most ${MAX_ITEMS} items)`, 'TOON_TOO_LARGE')
+}
 
 // ------------------------------------------------------------ raw strings
 
@@ -78,8 +100,9 @@ const COMMENT_LINE = /(?:^\uFEFF?|\n) *#/
 /** Text emitted verbatim at a primitive position (see `rawString`). */
 class RawString {
   constructor(value) {
+    if (typeof value !== 'string') throw argError(TypeError, INVALID, `Raw string must be a string, got ${describe(value)}`)
     if (COMMENT_LINE.test(value)) {
-      throw new TypeError(`Raw string must not contain a line starting with "#": ${JSON.stringify(value)}`)
+      throw argError(TypeError, INVALID, `Raw string must not contain a line starting with "#": ${JSON.stringify(value)}`)
     }
     this.value = value
   }
@@ -94,6 +117,7 @@ const ESCAPES = { '\\': '\\\\', '"': '\\"', '\n': '\\n', '\r': '\\r', '\t': '\\t
 
 /** Escape a string as the encoder does inside quotes (without the quotes). */
 function escapeString(value) {
+  if (typeof value !== 'string') throw argError(TypeError, INVALID, `escapeString expects a string, got ${describe(value)}`)
   return value.replace(/[\\"\u0000-\u001F]/g, (c) => ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }
 
@@ -129,13 +153,18 @@ function isPlainObject(value) {
   return proto === null || proto === Object.prototype
 }
 
-// The reference's normalisation: what a host value encodes as.
-function normalizeValue(value) {
+// The reference's normalisation: what a host value encodes as. `depth`:
+// containers above; `above`: those from CYCLE_CHECK_DEPTH down (a cycle
+// repeats, so it shows there), to tell a cycle (TOON_CYCLE) from nesting
+// too deep (TOON_TOO_DEEP). Values nested deeper than the encoder takes
+// fail here rather than overflow the stack (the encoder's own limit, one
+// level shallower, gives its error first for anything else).
+function normalizeValue(value, depth = 0, above = undefined) {
   if (value === null) return null
   if (value instanceof RawString) return value
   if (typeof value === 'object' && 'toJSON' in value && typeof value.toJSON === 'function') {
     const next = value.toJSON()
-    if (next !== value) return normalizeValue(next)
+    if (next !== value) return normalizeValue(next, depth, above)
   }
   switch (typeof value) {
     case 'string':
@@ -153,17 +182,42 @@ function normalizeValue(value) {
       return null
   }
   if (value instanceof Date) return value.toISOString()
-  if (Array.isArray(value)) return Array.from(value, (item) => normalizeValue(item))
-  if (value instanceof Set) return Array.from(value, (item) => normalizeValue(item))
+  if (depth > MAX_DEPTH) {
+    if (above !== undefined && above.includes(value)) throw cycle()
+    throw tooDeep()
+  }
+  if (depth >= CYCLE_CHECK_DEPTH) {
+    above ??= []
+    if (above.includes(value)) throw cycle()
+    above.push(value)
+    try {
+      return normalizeContainer(value, depth, above)
+    } finally {
+      above.pop()
+    }
+  }
+  return normalizeContainer(value, depth, above)
+}
+
+function normalizeContainer(value, depth, above) {
+  const d = depth + 1
+  if (Array.isArray(value)) {
+    if (value.length > MAX_ITEMS) throw tooManyItems(value.length)
+    return Array.from(value, (item) => normalizeValue(item, d, above))
+  }
+  if (value instanceof Set) {
+    if (value.size > MAX_ITEMS) throw tooManyItems(value.size)
+    return Array.from(value, (item) => normalizeValue(item, d, above))
+  }
   if (value instanceof Map) {
-    return Object.fromEntries(Array.from(value, ([k, v]) => [String(k), normalizeValue(v)]))
+    return Object.fromEntries(Array.from(value, ([k, v]) => [String(k), normalizeValue(v, d, above)]))
   }
   if (isPlainObject(value)) {
     const out = {}
     for (const key in value) {
       if (!Object.hasOwn(value, key)) continue
       assertNoLoneSurrogate(key, 'object key')
-      setOwn(out, key, normalizeValue(value[key]))
+      setOwn(out, key, normalizeValue(value[key], d, above))
     }
     return out
   }
@@ -189,6 +243,9 @@ function replaceValue(original, replaced, replacer, path) {
 
 function replaceChildren(value, replacer, path) {
   if (!isContainer(value)) return value
+  // A replacer that answers each value with a new container nests without
+  // end (each result is normalised afresh, so no depth carries over).
+  if (path.length > MAX_DEPTH) throw tooDeep()
   if (Array.isArray(value)) {
     const out = []
     for (let i = 0; i < value.length; i++) {
@@ -214,7 +271,7 @@ function replaceChildren(value, replacer, path) {
 function isPlain(value, depth) {
   if (depth > MAX_DEPTH) return false
   if (Array.isArray(value)) {
-    if ('toJSON' in value) return false
+    if ('toJSON' in value || value.length >= P_MAX) return false
     for (let i = 0; i < value.length; i++) {
       const item = value[i]
       if (typeof item === 'object' ? item !== null && !isPlain(item, depth + 1) : typeof item === 'bigint') return false
@@ -235,26 +292,51 @@ function isPlain(value, depth) {
 
 // ------------------------------------------------------------ options
 
+// An option's value in a message, as the reference writes it: JSON for
+// strings (a BigInt or a value whose conversion throws cannot fail here).
+function shown(v, json) {
+  if (typeof v === 'bigint') return `${v}n`
+  try {
+    return json ? JSON.stringify(v) : String(v)
+  } catch {
+    return typeof v
+  }
+}
+
+// Options are read from an object (or undefined/null, the defaults); errors
+// are TypeErrors/RangeErrors with code TOON_INVALID_ARGUMENT.
+function checkOptions(options) {
+  if (options !== undefined && options !== null && typeof options !== 'object' && typeof options !== 'function') {
+    throw argError(TypeError, INVALID, `options must be an object, got ${describe(options)}`)
+  }
+}
+
 function resolveIndent(options, max) {
   const n = options?.indentSize ?? options?.indent ?? 2
-  if (!Number.isInteger(n) || n < (max === undefined ? 1 : 0) || n > (max ?? 2 ** 31)) {
-    throw new RangeError(`Invalid indentSize ${String(n)}: expected an integer from ${max === undefined ? 1 : 0} to ${max ?? 2 ** 31}`)
+  // At most 2^31 - 1: the native side takes a u32 (larger would wrap).
+  if (!Number.isInteger(n) || n < (max === undefined ? 1 : 0) || n > (max ?? 2 ** 31 - 1)) {
+    throw argError(typeof n === 'number' ? RangeError : TypeError, INVALID, `Invalid indentSize ${shown(n)}: expected an integer from ${max === undefined ? 1 : 0} to ${max ?? 2 ** 31 - 1}`)
   }
   return n
 }
 
 function resolveEncodeOptions(options) {
+  checkOptions(options)
   const delimiter = options?.delimiter ?? DEFAULT_DELIMITER
   if (delimiter !== ',' && delimiter !== '\t' && delimiter !== '|') {
-    throw new TypeError(`Invalid delimiter ${JSON.stringify(delimiter)}. Valid delimiters are: comma (,), tab (\\t), pipe (|)`)
+    throw argError(TypeError, INVALID, `Invalid delimiter ${shown(delimiter, true)}. Valid delimiters are: comma (,), tab (\\t), pipe (|)`)
   }
   const keyFolding = options?.keyFolding ?? 'off'
   if (keyFolding !== 'off' && keyFolding !== 'safe') {
-    throw new TypeError(`Invalid keyFolding ${JSON.stringify(keyFolding)}. Valid values are: 'off', 'safe'`)
+    throw argError(TypeError, INVALID, `Invalid keyFolding ${shown(keyFolding, true)}. Valid values are: 'off', 'safe'`)
   }
   const flattenDepth = options?.flattenDepth ?? Infinity
   if (typeof flattenDepth !== 'number' || Number.isNaN(flattenDepth) || flattenDepth < 0) {
-    throw new TypeError(`Invalid flattenDepth ${String(flattenDepth)}: expected a non-negative number`)
+    throw argError(TypeError, INVALID, `Invalid flattenDepth ${shown(flattenDepth)}: expected a non-negative number`)
+  }
+  const replacer = options?.replacer
+  if (replacer !== undefined && typeof replacer !== 'function') {
+    throw argError(TypeError, INVALID, `Invalid replacer ${describe(replacer)}: expected a function`)
   }
   return {
     indentSize: resolveIndent(options, MAX_INDENT),
@@ -266,11 +348,13 @@ function resolveEncodeOptions(options) {
 }
 
 function resolveDecodeOptions(options) {
+  checkOptions(options)
   const expandPaths = options?.expandPaths ?? 'off'
   if (expandPaths !== 'off' && expandPaths !== 'safe') {
-    throw new TypeError(`Invalid expandPaths ${JSON.stringify(expandPaths)}. Valid values are: 'off', 'safe'`)
+    throw argError(TypeError, INVALID, `Invalid expandPaths ${shown(expandPaths, true)}. Valid values are: 'off', 'safe'`)
   }
-  return { indentSize: resolveIndent(options), strict: options?.strict ?? true, expandPaths: expandPaths === 'safe' }
+  // strict is taken as the reference takes it: by truthiness.
+  return { indentSize: resolveIndent(options), strict: Boolean(options?.strict ?? true), expandPaths: expandPaths === 'safe' }
 }
 
 // ------------------------------------------------------------ errors
@@ -651,6 +735,9 @@ function encodePacked(input, o) {
     return native.toonPackEncode(packState, packBuf, end, text, reset, o.indentSize, o.delimiter, o.keyFolding, o.flattenDepth, wide === '' ? undefined : wide, oneByte)
   } catch (e) {
     forgetKeys()
+    // The native key table follows another instance of this module (see
+    // pack.rs, PackState): walk again, sending every key.
+    if (e?.code === 'TOON_PACK_STALE' && !reset) return encodePacked(input, o)
     // A lone surrogate: the JSON route's normalisation throws the
     // reference's TypeError.
     if (e?.code === 'JSON_LONE_SURROGATE') return undefined
@@ -745,7 +832,7 @@ function withLoneSurrogates(input, run) {
 }
 
 function nativeDecode(fn, input, o, nl) {
-  if (typeof input !== 'string') throw new TypeError(`Expected TOON text as a string, got ${input === null ? 'null' : typeof input}`)
+  if (typeof input !== 'string') throw argError(TypeError, INVALID, `Expected TOON text as a string, got ${input === null ? 'null' : typeof input}`)
   const run = (text) => fn(text, o.indentSize, o.strict, o.expandPaths)
   try {
     try {
@@ -931,11 +1018,21 @@ function decodeText(input, o) {
   try {
     out = native.toonPackDecode(packState, input, o.indentSize, o.strict, o.expandPaths, dOps, dNums, reset)
   } catch (e) {
+    // The native table may have been reset (another instance's, or full)
+    // before the failure: start both afresh next time.
+    decodeKeysLost = true
     // Lone surrogates: the JSON route maps them.
     if (e?.code === 'TOON_LONE_SURROGATE_INPUT') return decodeJsonRoute(input, o)
     throw decodeError(e, input)
   }
-  if (dOps[0] === 0) return JSON.parse(out)
+  if (dOps[0] === 0) {
+    // The JSON route: the native table may have been reset all the same.
+    if (dOps[3] === 1) {
+      decodeKeys.length = 0
+      decodeKeyInherited.length = 0
+    }
+    return JSON.parse(out)
+  }
   try {
     return unpack(out)
   } catch (e) {
@@ -1036,8 +1133,15 @@ function newlinesBack(json, nl) {
   return json.replace(escape, '$1\\n')
 }
 
+// A source of lines: anything iterable (async too, for decodeStream).
+function checkIterable(source, name, async = false) {
+  if (source !== null && source !== undefined && (typeof source[Symbol.iterator] === 'function' || (async && typeof source[Symbol.asyncIterator] === 'function'))) return
+  throw argError(TypeError, INVALID, `${name} must be an iterable of lines${async ? ' (or an async iterable)' : ''}, got ${describe(source)}`)
+}
+
 /** Decode TOON given as lines, as the reference's `decodeFromLines`. */
 function decodeFromLines(lines, options) {
+  checkIterable(lines, 'lines')
   const o = resolveDecodeOptions(options)
   const source = Lines.read(lines)
   const { text, nl } = source.text()
@@ -1094,7 +1198,8 @@ const STREAM_WAIT_MS = 20
 // the failure.
 class LineStream {
   constructor(options) {
-    this.o = { indentSize: resolveIndent(options), strict: options?.strict ?? true }
+    checkOptions(options)
+    this.o = { indentSize: resolveIndent(options), strict: Boolean(options?.strict ?? true) }
     this.lines = new Lines()
     this.decodedSize = 0
     this.yielded = 0
@@ -1147,6 +1252,7 @@ class LineStream {
 
 /** Decode TOON lines to JSON events (startObject, key, primitive, ...), as they are read. */
 function decodeStreamSync(lines, options) {
+  checkIterable(lines, 'lines')
   return (function* events() {
     const stream = new LineStream(options)
     const it = lines[Symbol.iterator]()
@@ -1169,6 +1275,7 @@ const LATER = Symbol('later')
 
 /** Decode TOON lines from a sync or async iterable to JSON events, as they come. */
 function decodeStream(source, options) {
+  checkIterable(source, 'source', true)
   return (async function* events() {
     const stream = new LineStream(options)
     const async = source != null && Symbol.asyncIterator in source

@@ -162,8 +162,8 @@ pub fn agent_id_from_seed(seed: &[u8]) -> Result<String> {
 }
 
 #[napi(js_name = "axonPublicKeyFromSeed")]
-pub fn public_key_from_seed(seed: &[u8]) -> Result<Buffer> {
-    Ok(axon::public_key_from_seed(seed).napi()?.to_vec().into())
+pub fn public_key_from_seed<'e>(env: &'e Env, seed: &[u8]) -> Result<BufferSlice<'e>> {
+    crate::kado::v8_buffer(env, &axon::public_key_from_seed(seed).napi()?)
 }
 
 #[napi(js_name = "axonIsAgentId")]

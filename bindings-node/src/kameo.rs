@@ -10,6 +10,7 @@
 //!   distinct strings (a `Map`).
 
 use crate::errors::{invalid_arg, IntoNapi, Result};
+use crate::kado::v8_buffer;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use polywire::json::{self, Builder, ParseOptions};
@@ -80,11 +81,28 @@ impl Builder for ValueBuilder {
     fn bool(&mut self, b: bool) -> polywire::Result<Value> {
         Ok(Value::Bool(b))
     }
+    // Plain JSON numbers here come from JavaScript numbers (BigInts come
+    // tagged), and JSON.stringify writes a double beyond 2^53 as its
+    // shortest round-tripping digits, not its value: 2^60 arrives as
+    // 1152921504606847000 and -2^63 as -9223372036854776000. Such digits
+    // are read back as the double they name, whose integer value is exact
+    // (else 2^60 was sent as 2^60 + 24, and -2^63 was refused).
     fn int(&mut self, i: i64) -> polywire::Result<Value> {
-        Ok(Value::Int(i.into()))
+        const EXACT: u64 = 1 << 53;
+        if i.unsigned_abs() <= EXACT {
+            Ok(Value::Int(i.into()))
+        } else {
+            Ok(Value::Int((i as f64) as i128))
+        }
     }
+    // Beyond MessagePack's integers (-2^63 ..= 2^64 - 1) such a double is
+    // sent as the float it is, as one written with an exponent (1e21) was.
     fn big_int(&mut self, digits: &str) -> polywire::Result<Value> {
-        digits.parse::<i128>().map(Value::Int).map_err(|_| bad_value(format!("integer {digits} is out of range")))
+        match digits.parse::<f64>() {
+            Ok(f) if f.is_finite() && (-9223372036854775808.0..18446744073709551616.0).contains(&f) => Ok(Value::Int(f as i128)),
+            Ok(f) if f.is_finite() => Ok(Value::F64(f)),
+            _ => Err(bad_value(format!("integer {digits} is out of range"))),
+        }
     }
     fn float(&mut self, f: f64) -> polywire::Result<Value> {
         Ok(Value::F64(f))
@@ -232,8 +250,8 @@ fn to_text(v: &Value) -> String {
 // ---------------------------------------------------------------- messaging
 
 #[napi(js_name = "kameoEncodeRequest")]
-pub fn encode_request(value_json: String) -> Result<Buffer> {
-    Ok(pk::encode_request_value(&parse(&value_json)?).napi()?.into())
+pub fn encode_request<'e>(env: &'e Env, value_json: String) -> Result<BufferSlice<'e>> {
+    v8_buffer(env, &pk::encode_request_value(&parse(&value_json)?).napi()?)
 }
 
 #[napi(js_name = "kameoDecodeRequest")]
@@ -242,8 +260,8 @@ pub fn decode_request(data: &[u8]) -> Result<String> {
 }
 
 #[napi(js_name = "kameoEncodeResponse")]
-pub fn encode_response(value_json: String) -> Result<Buffer> {
-    Ok(pk::encode_response_value(&parse(&value_json)?).napi()?.into())
+pub fn encode_response<'e>(env: &'e Env, value_json: String) -> Result<BufferSlice<'e>> {
+    v8_buffer(env, &pk::encode_response_value(&parse(&value_json)?).napi()?)
 }
 
 #[napi(js_name = "kameoDecodeResponse")]
@@ -274,12 +292,12 @@ fn actor_id_arg(args_json: &str) -> Result<ActorId> {
 
 /// `args_json`: `[sequence_id, peer_id, remote_id]`.
 #[napi(js_name = "kameoEncodeRegistration")]
-pub fn encode_registration(args_json: String) -> Result<Buffer> {
+pub fn encode_registration<'e>(env: &'e Env, args_json: String) -> Result<BufferSlice<'e>> {
     match parse(&args_json)? {
         Value::Array(a) if a.len() == 3 => {
             let id = ActorId::new(sequence(&a[0])?, peer(&a[1], "peer_id")?);
             let remote_id = a[2].as_str().ok_or_else(|| invalid_arg("KAMEO_INVALID_VALUE", "remote_id: expected a string".into()))?;
-            Ok(ActorRegistration::new(id, remote_id).to_bytes().into())
+            v8_buffer(env, &ActorRegistration::new(id, remote_id).to_bytes())
         }
         _ => Err(invalid_arg("KAMEO_INVALID_VALUE", "expected [sequence_id, peer_id, remote_id]".into())),
     }
@@ -296,8 +314,8 @@ pub fn decode_registration(data: &[u8]) -> Result<String> {
 }
 
 #[napi(js_name = "kameoActorIdToBytes")]
-pub fn actor_id_to_bytes(args_json: String) -> Result<Buffer> {
-    Ok(actor_id_arg(&args_json)?.to_bytes().into())
+pub fn actor_id_to_bytes<'e>(env: &'e Env, args_json: String) -> Result<BufferSlice<'e>> {
+    v8_buffer(env, &actor_id_arg(&args_json)?.to_bytes())
 }
 
 #[napi(js_name = "kameoActorIdFromBytes")]
@@ -318,8 +336,8 @@ pub fn parse_metadata_key(key: &[u8]) -> Result<Vec<String>> {
 }
 
 #[napi(js_name = "kameoProviderKey")]
-pub fn provider_key(actor_name: String) -> Buffer {
-    pk::provider_key(&actor_name).into()
+pub fn provider_key<'e>(env: &'e Env, actor_name: String) -> Result<BufferSlice<'e>> {
+    v8_buffer(env, &pk::provider_key(&actor_name))
 }
 
 #[napi(js_name = "kameoPeerIdFromPublicKey")]
@@ -328,8 +346,8 @@ pub fn peer_id_from_public_key(key: &[u8]) -> Result<String> {
 }
 
 #[napi(js_name = "kameoPeerIdToBytes")]
-pub fn peer_id_to_bytes(peer_id: String) -> Result<Buffer> {
-    Ok(PeerId::from_base58(&peer_id).napi()?.to_bytes().into())
+pub fn peer_id_to_bytes<'e>(env: &'e Env, peer_id: String) -> Result<BufferSlice<'e>> {
+    v8_buffer(env, &PeerId::from_base58(&peer_id).napi()?.to_bytes())
 }
 
 #[napi(js_name = "kameoPeerIdFromBytes")]
@@ -367,8 +385,9 @@ pub fn remote_actor_id(module_path: String, ident: String) -> String {
 // ---------------------------------------------------------------- MessagePack
 
 #[napi(js_name = "kameoPack")]
-pub fn pack(value_json: String) -> Result<Buffer> {
-    Ok(msgpack::pack(&parse(&value_json)?).napi()?.into())
+pub fn pack<'e>(env: &'e Env, value_json: String) -> Result<BufferSlice<'e>> {
+    // V8-owned memory (see `v8_buffer`): a synchronous loop of packs stays flat.
+    v8_buffer(env, &msgpack::pack(&parse(&value_json)?).napi()?)
 }
 
 #[napi(js_name = "kameoUnpack")]

@@ -1377,7 +1377,9 @@ pub fn needs_full_check(text: &[u8]) -> bool {
             b'"' => {
                 i += 1;
                 loop {
-                    match memchr::memchr2(b'"', b'\\', &text[i..]) {
+                    // `get`: an escape's backslash as the last byte leaves
+                    // `i` one past the end (a slice there would panic).
+                    match memchr::memchr2(b'"', b'\\', text.get(i..).unwrap_or_default()) {
                         None => return false,
                         Some(p) => {
                             i += p;
@@ -1484,6 +1486,9 @@ mod tests {
         assert!(needs_full_check(br#"["\ud83d\ude00"]"#));
         assert!(needs_full_check(br#"["x\uDC00"]"#));
         assert!(needs_full_check("[".repeat(MAX_DEPTH + 1).as_bytes()));
+        // A backslash as the last byte of an unterminated string.
+        assert!(!needs_full_check(b"\"abc\\"));
+        assert!(!needs_full_check(b"[\"\\"));
         assert!(!needs_full_check("[".repeat(MAX_DEPTH).as_bytes()));
         assert!(!needs_full_check(br#"["[[[[\"{"]"#));
         assert_eq!(non_finite_to_null(r#"[NaN,"NaN \"Infinity",-Infinity,{"a":Infinity}]"#), r#"[null,"NaN \"Infinity",null,{"a":null}]"#);

@@ -26,3 +26,9 @@ try {
 }
 const k: typeof polywire.kado.TOONEncoder = polywire.kado.TOONEncoder
 console.log(k, polywire.PolywireError)
+// Decompressing calls take a bound on the decompressed payload.
+const bounded: Uint8Array = decompress(packed, { maxSize: 1 << 20 })
+const dec2 = new TOONDecoder()
+const m2 = dec2.decode(frame, { maxSize: 4096 })
+const r2 = dec2.decodeRaw(frame, { maxSize: 4096 })
+console.log(bounded.length, m2.header.type, r2.payload.length, dec2.decodePayload(r2.payload, MessageType.STATUS, { maxSize: 10 }))

@@ -99,37 +99,49 @@ pub(super) struct PackEncoder {
     table: KeyTable,
 }
 
-/// The packed routes' state of one `toon.js` instance: its key tables.
+/// The packed routes' state: the key tables. One per thread, not one per
+/// `toon.js` instance: test runners and hot reload load the module afresh
+/// without unloading the addon, and tables kept per instance were never
+/// freed (85 KB each). Each instance has a token (`toonPackState`); a table
+/// belongs to the token that last used it, and a call with another token
+/// starts it afresh (encode: the JavaScript side is told to send every key
+/// again; decode: the reset flag tells it to forget its copy).
 #[derive(Default)]
 pub(super) struct PackState {
     enc: PackEncoder,
+    /// The token whose numbering `enc`'s table follows (0: none).
+    enc_owner: u32,
     pub(super) dec: super::pack_decode::PackDecoder,
+    /// The token whose numbering `dec`'s table follows (0: none).
+    pub(super) dec_owner: u32,
 }
 
 thread_local! {
-    /// By id: each `toon.js` instance (module loads in this thread) has its
-    /// own, so its key numbering and Rust's stay one pair.
-    static PACK_STATES: std::cell::RefCell<Vec<PackState>> = const { std::cell::RefCell::new(Vec::new()) };
+    static PACK_STATE: std::cell::RefCell<PackState> = std::cell::RefCell::new(PackState::default());
+    static PACK_TOKENS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
-/// Run `f` with the state `id`.
-pub(super) fn with_state<R>(id: u32, f: impl FnOnce(&mut PackState) -> Result<R>) -> Result<R> {
-    PACK_STATES.with(|states| {
-        let mut states = states.try_borrow_mut().map_err(|_| invalid_arg("TOON_INVALID_ARGUMENT", "packed state in use".into()))?;
-        let state = states.get_mut(id as usize).ok_or_else(|| invalid_arg("TOON_INVALID_ARGUMENT", format!("no packed state {id}")))?;
-        f(state)
+/// Run `f` with the thread's state (see [`PackState`] for `_token`'s role).
+pub(super) fn with_state<R>(_token: u32, f: impl FnOnce(&mut PackState) -> Result<R>) -> Result<R> {
+    PACK_STATE.with(|state| {
+        let mut state = state.try_borrow_mut().map_err(|_| invalid_arg("TOON_INVALID_ARGUMENT", "packed state in use".into()))?;
+        f(&mut state)
     })
 }
 
-/// A new packed-route state for a `toon.js` instance; its id. (Plain
-/// functions and an id, not a class: a class method costs about 160 ns more
-/// per call in napi-rs, a fifth of encoding a small object.)
+/// The error code telling the JavaScript side that the encoder's key table
+/// now follows another instance: it forgets its numbering and sends again.
+pub(super) const PACK_STALE: &str = "TOON_PACK_STALE";
+
+/// A token for a new `toon.js` instance (see [`PackState`]); never 0. (Plain
+/// functions and a token, not a class: a class method costs about 160 ns
+/// more per call in napi-rs, a fifth of encoding a small object.)
 #[napi(js_name = "toonPackState")]
 pub fn pack_state() -> u32 {
-    PACK_STATES.with(|states| {
-        let mut states = states.borrow_mut();
-        states.push(PackState::default());
-        (states.len() - 1) as u32
+    PACK_TOKENS.with(|t| {
+        let next = t.get().wrapping_add(1).max(1);
+        t.set(next);
+        next
     })
 }
 
@@ -155,6 +167,13 @@ pub fn pack_encode<'env>(
     text_one_byte: Option<bool>,
 ) -> Result<Unknown<'env>> {
     with_state(state, |s| {
+        if s.enc_owner != state {
+            if !reset {
+                // The ops name keys by ids of another instance's table.
+                return Err(invalid_arg(PACK_STALE, "the key table follows another instance: send the keys again".into()));
+            }
+            s.enc_owner = state;
+        }
         let this = &mut s.enc;
         let opts = encode_options(indent, delimiter, key_folding, flatten_depth)?;
         if reset {

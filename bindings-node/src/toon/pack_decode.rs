@@ -123,7 +123,9 @@ pub fn pack_decode<'env>(
         // SAFETY: checked length.
         let head = unsafe { std::slice::from_raw_parts_mut(ops_ptr, HEAD_LEN) };
         head.fill(0);
-        let reset = reset || this.names.len() >= KEY_CAP;
+        // Another instance's table (see `PackState`) starts afresh too.
+        let reset = reset || s.dec_owner != state || this.names.len() >= KEY_CAP;
+        s.dec_owner = state;
         if reset {
             this.ids.clear();
             this.names.clear();
