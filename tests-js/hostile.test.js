@@ -12,10 +12,10 @@ const assert = require('node:assert/strict')
 const path = require('node:path')
 const { spawnSync } = require('node:child_process')
 
-const kado = require('../bindings-node/kado.js')
-const toon = require('../bindings-node/toon.js')
-const axon = require('../bindings-node/axon.js')
-const kameo = require('../bindings-node/kameo.js')
+const kado = require('polywire/kado')
+const toon = require('polywire/toon')
+const axon = require('polywire/axon')
+const kameo = require('polywire/kameo')
 
 const { TOONEncoder, TOONDecoder, FrameDecoder } = kado
 const enc = new TOONEncoder()
@@ -549,7 +549,7 @@ test('toon: hostile options and decoder inputs', () => {
 })
 
 test('toon: fresh instances share one key table and stay consistent', () => {
-  const file = require.resolve('../bindings-node/toon.js')
+  const file = require.resolve('polywire/toon')
   const instances = []
   for (let i = 0; i < 4; i++) {
     delete require.cache[file]

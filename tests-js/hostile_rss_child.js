@@ -11,7 +11,7 @@
 //   toon-instance  a fresh instance of polywire/toon (require cache cleared)
 //                  encoding and decoding a document with many keys
 const path = require('node:path')
-const dir = process.env.POLYWIRE_NODE_DIR || path.join(__dirname, '..', 'bindings-node')
+const dir = process.env.POLYWIRE_NODE_DIR || path.dirname(require.resolve('polywire/kado'))
 const [pattern, countArg] = process.argv.slice(2)
 const count = Number(countArg)
 

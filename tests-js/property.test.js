@@ -8,10 +8,10 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const fc = require('fast-check')
 
-const kado = require('../bindings-node/kado.js')
-const toon = require('../bindings-node/toon.js')
-const axon = require('../bindings-node/axon.js')
-const kameo = require('../bindings-node/kameo.js')
+const kado = require('polywire/kado')
+const toon = require('polywire/toon')
+const axon = require('polywire/axon')
+const kameo = require('polywire/kameo')
 
 const NUM_RUNS = Number(process.env.NUM_RUNS || 300)
 const params = { numRuns: NUM_RUNS, ...(process.env.SEED ? { seed: Number(process.env.SEED) } : {}) }

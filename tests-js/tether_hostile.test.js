@@ -7,7 +7,7 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const { spawnSync } = require('node:child_process')
-const tether = require('../bindings-node/tether.js')
+const tether = require('polywire/tether')
 const { TetherError } = tether
 
 const LEVELS = 1_000_000
@@ -264,7 +264,7 @@ test('decode is linear: a 255-deep chain around 250,000 nils (1 MB) in well unde
 
 test('RSS stays flat over 300,000 synchronous encodes', () => {
   const script = `
-    const t = require(${JSON.stringify(require.resolve('../bindings-node/tether.js'))})
+    const t = require(${JSON.stringify(require.resolve('polywire/tether'))})
     const v = [1, 'hello', [2, 3], new Uint8Array(64)]
     for (let i = 0; i < 20000; i++) t.encode(v)
     globalThis.gc()
