@@ -24,11 +24,28 @@ def _value(data: bytes):
         return data.decode("utf-8", "surrogateescape")
 
 
+# Set by the atheris drivers to fuzz/python/feedback.observe: called with a tag
+# per outcome of each call (the function, its keyword arguments, the error code
+# or the size of the result), which libFuzzer sees as coverage (the native
+# module has none). None when tests-py/test_fuzz_corpus.py replays the corpus.
+observe = None
+
+
+def _tag(fn, kwargs, outcome) -> str:
+    return f"{getattr(fn, '__qualname__', '?')}({','.join(kwargs)}):{outcome}"
+
+
 def _try(fn, *args, **kwargs):
     try:
-        return fn(*args, **kwargs)
-    except TYPED:
+        r = fn(*args, **kwargs)
+    except TYPED as e:
+        if observe is not None:
+            observe(_tag(fn, kwargs, e.code))
         return None
+    if observe is not None:
+        size = len(r) if isinstance(r, (bytes, str, list, dict, tuple)) else -1
+        observe(_tag(fn, kwargs, f"{type(r).__name__}/{size.bit_length() if size >= 0 else '-'}"))
+    return r
 
 
 def kado_target(data: bytes) -> None:
