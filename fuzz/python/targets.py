@@ -9,6 +9,7 @@ import polywire
 from polywire import axon, kado, kameo, toon
 
 _LOCAL = axon.agent_id_from_seed(bytes(32))
+_PEER = axon.agent_id_from_seed(bytes([1]) * 32)
 TYPED = (polywire.PolywireError, polywire.PolywireTypeError)
 
 
@@ -85,7 +86,13 @@ def axon_target(data: bytes) -> None:
     _try(axon.Session(_LOCAL).receive, data, "bidi")
     v = _value(data)
     _try(axon.validate, v)
-    _try(axon.envelope, "a", "b", "notify", {"event": "e", "data": v})
+    # Valid agent ids and a topic: with "a"/"b" and no topic every call failed
+    # on its arguments and the value never reached the encoder.
+    env = _try(axon.envelope, _LOCAL, _PEER, "notify", {"topic": "fuzz.value", "data": v})
+    if env is not None:
+        out = _try(axon.encode, env)
+        if out is not None:
+            _try(axon.decode, out)
 
 
 def kameo_target(data: bytes) -> None:
