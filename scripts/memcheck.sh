@@ -4,21 +4,73 @@
 #
 #   scripts/memcheck.sh [pytest args...]
 #
-# Uses the installed `polywire` of the active Python (build it first, e.g.
-# `maturin develop --release`). PYTHONMALLOC=malloc sends every object to the
-# system allocator, so a freed object is visible to valgrind (pymalloc arenas
-# would hide it). Uninitialised-value tracking is off: CPython's own startup
-# triggers it, and a use-after-free is an invalid read/write, which stays on.
+# Runs the whole of tests-py/test_hostile.py (every issue #16 recipe in process,
+# every mutating-dunder case against every encoder, ...; about a minute under
+# valgrind) and tests-py/test_hostile_tether.py when present, except the
+# `subprocess` variants (a child Python would run outside valgrind).
+#
+# Uses the polywire installed in .venv (or $PYTHON): build it first, e.g.
+# ./scripts/test.sh (the release build). Installs valgrind with apt if missing.
+# PYTHONMALLOC=malloc sends every object to the system allocator, so a freed
+# object is visible to valgrind (pymalloc arenas would hide it).
+# Uninitialised-value tracking is off: CPython's own startup triggers it, and a
+# use-after-free is an invalid read/write, which stays on.
+# Before the tests, a canary (a read of freed memory through ctypes) must be
+# reported, so a valgrind that detects nothing cannot pass silently.
+#
+# Exit status: 0 clean; 1 valgrind reported a memory error; 2 the tests failed
+# (or crashed, or the canary went unreported, or setup failed). The last line
+# says which.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+start=$SECONDS
+fail() { echo "memcheck: FAIL: $*"; exit "${code:-2}"; }
+
 if ! command -v valgrind >/dev/null; then
-    if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq valgrind >/dev/null
-    else sudo apt-get update -qq && sudo apt-get install -y -qq valgrind >/dev/null; fi
+    echo "memcheck: installing valgrind"
+    sudo=(); [ "$(id -u)" = 0 ] || sudo=(sudo)
+    "${sudo[@]}" apt-get update -qq && DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq valgrind >/dev/null \
+        || fail "could not install valgrind"
 fi
-PY=${PYTHON:-python}
+
+if [ -n "${PYTHON:-}" ]; then PY=$PYTHON
+elif [ -x .venv/bin/python ]; then PY=.venv/bin/python
+else PY=python3; fi
+where=$("$PY" -c 'import polywire._polywire as m; print(m.__file__)') \
+    || fail "polywire is not importable by $PY (run ./scripts/setup.sh and ./scripts/test.sh first)"
+echo "memcheck: $("$PY" -V) ($PY), polywire native module $where"
+
+# --exit-on-first-error: the first invalid access is the one to read (a
+# use-after-free is followed by a cascade, then often a segfault).
+VG=(valgrind --tool=memcheck --error-exitcode=99 --exit-on-first-error=yes --undef-value-errors=no
+    --leak-check=no --track-origins=no --num-callers=30 -q --suppressions=scripts/memcheck.supp)
+export PYTHONMALLOC=malloc PYTHONDONTWRITEBYTECODE=1
+
+# The canary: valgrind must report this read of a freed block.
+canary='import ctypes
+libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p
+libc.free.argtypes = [ctypes.c_void_p]
+p = libc.malloc(64)
+libc.free(p)
+ctypes.string_at(p, 8)'
+rc=0
+"${VG[@]}" "$PY" -c "$canary" >/dev/null 2>&1 || rc=$?
+[ "$rc" = 99 ] || fail "valgrind did not report the canary's read of freed memory (exit $rc): memcheck would miss a use-after-free"
+
 tests=(tests-py/test_hostile.py)
 [ -f tests-py/test_hostile_tether.py ] && tests+=(tests-py/test_hostile_tether.py)
-# The subprocess variants would run outside valgrind: skip them here.
-PYTHONMALLOC=malloc exec valgrind --tool=memcheck --error-exitcode=1 --undef-value-errors=no \
-    --leak-check=no --track-origins=no -q --suppressions=scripts/memcheck.supp \
-    "$PY" -m pytest -q -p no:cacheprovider -k "not subprocess" "${tests[@]}" "$@"
+vglog=$(mktemp "${TMPDIR:-/tmp}/memcheck.XXXXXX")
+trap 'rm -f "$vglog"' EXIT
+rc=0
+timeout "${MEMCHECK_TIMEOUT:-1200}" "${VG[@]}" --log-file="$vglog" "$PY" -m pytest -q -p no:cacheprovider -k "not subprocess" "${tests[@]}" "$@" || rc=$?
+took=$((SECONDS - start))
+if [ -s "$vglog" ]; then echo "---- valgrind:"; cat "$vglog"; fi
+first=$(grep -m1 -E '== (Invalid (read|write|free)|Mismatched free|Source and destination overlap|Process terminating)' "$vglog" | sed 's/^==[0-9]*== //' || true)
+case $rc in
+    0) echo "memcheck: OK: ${tests[*]} under valgrind, no invalid read or write (${took}s)" ;;
+    99) code=1 fail "valgrind: ${first:-a memory error} (use-after-free?) in ${tests[*]}; report above (${took}s)" ;;
+    124) fail "timed out after ${MEMCHECK_TIMEOUT:-1200}s" ;;
+    *) [ -z "$first" ] || code=1
+       fail "pytest exit $rc under valgrind (a failing test or a crash${first:+; valgrind: $first}; see above) (${took}s)" ;;
+esac

@@ -10,7 +10,11 @@ import atheris
 
 sys.path.insert(0, os.path.dirname(__file__))
 with atheris.instrument_imports():
+    import targets
     from targets import TARGETS
+import feedback  # noqa: E402
+
+targets.observe = feedback.observe
 
 if __name__ == "__main__":
     atheris.Setup(sys.argv, TARGETS["toon"])

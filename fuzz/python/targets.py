@@ -9,6 +9,7 @@ import polywire
 from polywire import axon, kado, kameo, toon
 
 _LOCAL = axon.agent_id_from_seed(bytes(32))
+_PEER = axon.agent_id_from_seed(bytes([1]) * 32)
 TYPED = (polywire.PolywireError, polywire.PolywireTypeError)
 
 
@@ -24,11 +25,28 @@ def _value(data: bytes):
         return data.decode("utf-8", "surrogateescape")
 
 
+# Set by the atheris drivers to fuzz/python/feedback.observe: called with a tag
+# per outcome of each call (the function, its keyword arguments, the error code
+# or the size of the result), which libFuzzer sees as coverage (the native
+# module has none). None when tests-py/test_fuzz_corpus.py replays the corpus.
+observe = None
+
+
+def _tag(fn, kwargs, outcome) -> str:
+    return f"{getattr(fn, '__qualname__', '?')}({','.join(kwargs)}):{outcome}"
+
+
 def _try(fn, *args, **kwargs):
     try:
-        return fn(*args, **kwargs)
-    except TYPED:
+        r = fn(*args, **kwargs)
+    except TYPED as e:
+        if observe is not None:
+            observe(_tag(fn, kwargs, e.code))
         return None
+    if observe is not None:
+        size = len(r) if isinstance(r, (bytes, str, list, dict, tuple)) else -1
+        observe(_tag(fn, kwargs, f"{type(r).__name__}/{size.bit_length() if size >= 0 else '-'}"))
+    return r
 
 
 def kado_target(data: bytes) -> None:
@@ -68,7 +86,13 @@ def axon_target(data: bytes) -> None:
     _try(axon.Session(_LOCAL).receive, data, "bidi")
     v = _value(data)
     _try(axon.validate, v)
-    _try(axon.envelope, "a", "b", "notify", {"event": "e", "data": v})
+    # Valid agent ids and a topic: with "a"/"b" and no topic every call failed
+    # on its arguments and the value never reached the encoder.
+    env = _try(axon.envelope, _LOCAL, _PEER, "notify", {"topic": "fuzz.value", "data": v})
+    if env is not None:
+        out = _try(axon.encode, env)
+        if out is not None:
+            _try(axon.decode, out)
 
 
 def kameo_target(data: bytes) -> None:
