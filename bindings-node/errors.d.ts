@@ -1,4 +1,9 @@
-/** Base class of every polywire error. */
+/**
+ * Base class of polywire's errors. `err instanceof PolywireError` is true for
+ * every error polywire throws: the format classes below, `ToonDecodeError`
+ * (a `SyntaxError`, as the reference's is) and the `TypeError`/`RangeError`
+ * of a bad argument, which carry a `code` too.
+ */
 export declare class PolywireError extends Error {
   constructor(message: string, code: string, position?: { offset?: number; line?: number; column?: number | null })
   /** Stable machine-readable code, e.g. `KADO_TRUNCATED_PAYLOAD`. */

@@ -4,6 +4,12 @@
 // ("at byte N" or "at line L, column C"); `fromNative` turns them into the
 // format's class with `offset` / `line` / `column` set.
 
+// Errors polywire throws that cannot extend PolywireError carry this brand:
+// ToonDecodeError extends SyntaxError (as the reference's does, for drop-in
+// use) and bad arguments are TypeErrors/RangeErrors, as JavaScript's own are.
+// `err instanceof PolywireError` is true for them too.
+const BRAND = Symbol.for('polywire.error')
+
 class PolywireError extends Error {
   constructor(message, code, position = {}) {
     super(message)
@@ -13,6 +19,18 @@ class PolywireError extends Error {
     this.line = position.line ?? null
     this.column = position.column ?? null
   }
+
+  static [Symbol.hasInstance](value) {
+    // Subclasses (KadoError, ...) keep the ordinary prototype-chain test.
+    if (Function.prototype[Symbol.hasInstance].call(this, value)) return true
+    return this === PolywireError && value !== null && typeof value === 'object' && value[BRAND] === true
+  }
+}
+
+// Mark an error (or an error class's prototype) as polywire's.
+function brand(target) {
+  Object.defineProperty(target, BRAND, { value: true, enumerable: false })
+  return target
 }
 
 class KadoError extends PolywireError {}
@@ -54,7 +72,7 @@ function toBytes(value, name) {
 function argError(Ctor, code, message) {
   const e = new Ctor(message)
   e.code = code
-  return e
+  return brand(e)
 }
 
 function describe(value) {
@@ -140,4 +158,4 @@ function isStackOverflow(e) {
   return e instanceof RangeError && e.code === undefined && /call stack/i.test(e.message)
 }
 
-module.exports = { PolywireError, KadoError, TetherError, AxonError, KameoError, fromNative, toBytes, argError, intArg, strArg, describe, hasCycle, isStackOverflow, bytesArg }
+module.exports = { brand, PolywireError, KadoError, TetherError, AxonError, KameoError, fromNative, toBytes, argError, intArg, strArg, describe, hasCycle, isStackOverflow, bytesArg }

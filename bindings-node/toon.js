@@ -36,7 +36,7 @@
 // as in the reference.
 
 const native = require('./native.js')
-const { PolywireError, argError, describe } = require('./errors.js')
+const { PolywireError, argError, brand, describe } = require('./errors.js')
 
 const DELIMITERS = {
   comma: ',',
@@ -67,6 +67,8 @@ class ToonDecodeError extends SyntaxError {
     this.column = context?.column
   }
 }
+
+brand(ToonDecodeError.prototype)
 
 /** Thrown when a value cannot be encoded (nesting beyond MAX_DEPTH, a cycle, a bad option). */
 class ToonEncodeError extends PolywireError {}
