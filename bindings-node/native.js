@@ -8,16 +8,7 @@
 
 const { PolywireError } = require('./errors.js')
 
-// Rust target triple -> the platform name napi-rs uses in file and package names.
-const PLATFORM_NAMES = {
-  'x86_64-unknown-linux-gnu': 'linux-x64-gnu',
-  'x86_64-unknown-linux-musl': 'linux-x64-musl',
-  'aarch64-unknown-linux-gnu': 'linux-arm64-gnu',
-  'aarch64-unknown-linux-musl': 'linux-arm64-musl',
-  'x86_64-apple-darwin': 'darwin-x64',
-  'aarch64-apple-darwin': 'darwin-arm64',
-  'x86_64-pc-windows-msvc': 'win32-x64-msvc',
-}
+const PLATFORM_NAMES = require('./platforms.js')
 
 function currentPlatform() {
   let name = `${process.platform}-${process.arch}`

@@ -40,12 +40,7 @@ const pkg = JSON.parse(fs.readFileSync('package.json', 'utf8'))
 delete pkg.scripts
 delete pkg.devDependencies
 pkg.files = pkg.files.filter((f) => !f.endsWith('.node'))
-// The names napi-rs gives the platform packages (as bindings-node/native.js).
-const names = {
-  'x86_64-unknown-linux-gnu': 'linux-x64-gnu', 'x86_64-unknown-linux-musl': 'linux-x64-musl',
-  'aarch64-unknown-linux-gnu': 'linux-arm64-gnu', 'aarch64-unknown-linux-musl': 'linux-arm64-musl',
-  'x86_64-apple-darwin': 'darwin-x64', 'aarch64-apple-darwin': 'darwin-arm64', 'x86_64-pc-windows-msvc': 'win32-x64-msvc',
-}
+const names = require(require('path').resolve('bindings-node/platforms.js'))
 pkg.optionalDependencies = {}
 for (const t of pkg.napi.targets) {
   if (!names[t]) throw new Error(`no platform name for napi target ${t}`)
