@@ -195,7 +195,11 @@ fn fallback_random(out: &mut [u8; 16]) {
 }
 
 /// A Tether value.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+///
+/// `Clone`, `PartialEq`, `Hash`, `Debug` and `Drop` are written by hand so
+/// that none of them recurses on the native stack: a value a million Arrays
+/// deep (which decoding with a raised `max_depth` can build) is cloned,
+/// compared, hashed, printed and dropped with heap stacks.
 pub enum Value {
     /// 0..=[`MAX_SMALL_INTEGER`]; see [`Value::integer`].
     SmallInteger(u32),
@@ -233,6 +237,36 @@ impl Drop for Value {
 }
 
 impl Value {
+    /// A copy of a value that is not an Array (`None` for an Array).
+    fn clone_leaf(&self) -> Option<Value> {
+        Some(match self {
+            Value::SmallInteger(n) => Value::SmallInteger(*n),
+            Value::Bool(b) => Value::Bool(*b),
+            Value::Nil => Value::Nil,
+            Value::Symbol(s) => Value::Symbol(s.clone()),
+            Value::String(s) => Value::String(s.clone()),
+            Value::ByteArray(b) => Value::ByteArray(b.clone()),
+            Value::Uuid(u) => Value::Uuid(*u),
+            Value::Proxy(h) => Value::Proxy(*h),
+            Value::Array(_) => return None,
+        })
+    }
+
+    /// Leaves equal; Arrays are compared by the caller's walk.
+    fn leaf_eq(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::SmallInteger(a), Value::SmallInteger(b)) => a == b,
+            (Value::Bool(a), Value::Bool(b)) => a == b,
+            (Value::Nil, Value::Nil) => true,
+            (Value::Symbol(a), Value::Symbol(b)) => a == b,
+            (Value::String(a), Value::String(b)) => a == b,
+            (Value::ByteArray(a), Value::ByteArray(b)) => a == b,
+            (Value::Uuid(a), Value::Uuid(b)) => a == b,
+            (Value::Proxy(a), Value::Proxy(b)) => a == b,
+            _ => false,
+        }
+    }
+
     /// The elements of an Array, or the value itself back if it is not one.
     pub fn into_array(mut self) -> std::result::Result<Vec<Value>, Value> {
         match &mut self {
@@ -261,6 +295,156 @@ impl Value {
             Value::Array(_) => "Array",
             Value::Uuid(_) => "UUID",
             Value::Proxy(_) => "proxy",
+        }
+    }
+}
+
+impl Clone for Value {
+    fn clone(&self) -> Value {
+        if let Some(leaf) = self.clone_leaf() {
+            return leaf;
+        }
+        // One frame per open Array: the elements still to copy and the copy
+        // so far.
+        let mut stack: Vec<(std::slice::Iter<'_, Value>, Vec<Value>)> = Vec::new();
+        if let Value::Array(items) = self {
+            stack.push((items.iter(), Vec::with_capacity(items.len())));
+        }
+        while let Some((iter, out)) = stack.last_mut() {
+            match iter.next() {
+                Some(v) => match v.clone_leaf() {
+                    Some(leaf) => out.push(leaf),
+                    None => {
+                        if let Value::Array(inner) = v {
+                            stack.push((inner.iter(), Vec::with_capacity(inner.len())));
+                        }
+                    }
+                },
+                None => {
+                    let done = Value::Array(stack.pop().map(|(_, out)| out).unwrap_or_default());
+                    match stack.last_mut() {
+                        Some((_, parent)) => parent.push(done),
+                        None => return done,
+                    }
+                }
+            }
+        }
+        Value::Nil // unreachable: the loop returns when the outer Array closes
+    }
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Value) -> bool {
+        let mut stack: Vec<(std::slice::Iter<'_, Value>, std::slice::Iter<'_, Value>)> = Vec::new();
+        match (self, other) {
+            (Value::Array(a), Value::Array(b)) if a.len() == b.len() => stack.push((a.iter(), b.iter())),
+            (Value::Array(_), _) | (_, Value::Array(_)) => return false,
+            _ => return self.leaf_eq(other),
+        }
+        while let Some((a, b)) = stack.last_mut() {
+            match (a.next(), b.next()) {
+                (Some(Value::Array(x)), Some(Value::Array(y))) => {
+                    if x.len() != y.len() {
+                        return false;
+                    }
+                    stack.push((x.iter(), y.iter()));
+                }
+                (Some(x), Some(y)) => {
+                    if !x.leaf_eq(y) {
+                        return false;
+                    }
+                }
+                // Lengths were equal, so both end together.
+                _ => {
+                    stack.pop();
+                }
+            }
+        }
+        true
+    }
+}
+
+impl Eq for Value {}
+
+impl std::hash::Hash for Value {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        let mut stack: Vec<std::slice::Iter<'_, Value>> = Vec::new();
+        let mut next = Some(self);
+        loop {
+            if let Some(v) = next.take() {
+                std::mem::discriminant(v).hash(state);
+                match v {
+                    Value::SmallInteger(n) => n.hash(state),
+                    Value::Bool(b) => b.hash(state),
+                    Value::Nil => {}
+                    Value::Symbol(s) | Value::String(s) => s.hash(state),
+                    Value::ByteArray(b) => b.hash(state),
+                    Value::Uuid(u) => u.hash(state),
+                    Value::Proxy(h) => h.hash(state),
+                    Value::Array(items) => {
+                        items.len().hash(state);
+                        stack.push(items.iter());
+                    }
+                }
+            }
+            match stack.last_mut() {
+                None => return,
+                Some(iter) => match iter.next() {
+                    Some(v) => next = Some(v),
+                    None => {
+                        stack.pop();
+                    }
+                },
+            }
+        }
+    }
+}
+
+/// Prints as `#[derive(Debug)]` would in its one-line form (`{:#?}` too):
+/// `Array([SmallInteger(1), String("a")])`.
+impl std::fmt::Debug for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        fn leaf(v: &Value, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            match v {
+                Value::SmallInteger(n) => write!(f, "SmallInteger({n:?})"),
+                Value::Bool(b) => write!(f, "Bool({b:?})"),
+                Value::Nil => f.write_str("Nil"),
+                Value::Symbol(s) => write!(f, "Symbol({s:?})"),
+                Value::String(s) => write!(f, "String({s:?})"),
+                Value::ByteArray(b) => write!(f, "ByteArray({b:?})"),
+                Value::Uuid(u) => write!(f, "Uuid({u:?})"),
+                Value::Proxy(h) => write!(f, "Proxy({h:?})"),
+                Value::Array(_) => Ok(()),
+            }
+        }
+        // One frame per open Array: its elements still to print, and
+        // whether one was printed (a separator goes before every other).
+        let mut stack: Vec<(std::slice::Iter<'_, Value>, bool)> = Vec::new();
+        let mut next = Some(self);
+        loop {
+            if let Some(v) = next.take() {
+                match v {
+                    Value::Array(items) => {
+                        f.write_str("Array([")?;
+                        stack.push((items.iter(), false));
+                    }
+                    _ => leaf(v, f)?,
+                }
+            }
+            let Some((iter, started)) = stack.last_mut() else { return Ok(()) };
+            match iter.next() {
+                Some(v) => {
+                    if *started {
+                        f.write_str(", ")?;
+                    }
+                    *started = true;
+                    next = Some(v);
+                }
+                None => {
+                    f.write_str("])")?;
+                    stack.pop();
+                }
+            }
         }
     }
 }
@@ -1207,6 +1391,67 @@ mod tests {
         let a = decode_answer(&h("2000001d200000050000000568656c6c6f")).unwrap();
         assert_eq!(a.result, Value::String("hello".into()));
         assert_eq!(ANSWER_TAG.to_be_bytes(), [0x20, 0x00, 0x00, 0x1d]);
+    }
+
+    fn chain(depth: usize, leaf: Value) -> Value {
+        let mut v = leaf;
+        for _ in 0..depth {
+            v = Value::Array(vec![Value::Nil, v]);
+        }
+        v
+    }
+
+    #[test]
+    fn value_traits_match_the_derived_ones() {
+        use std::hash::{BuildHasher, RandomState};
+        let v = Value::Array(vec![
+            Value::SmallInteger(1),
+            Value::Array(vec![]),
+            Value::Array(vec![Value::String("a\"b".into()), Value::Bool(true)]),
+            Value::Nil,
+            Value::ByteArray(vec![1, 2]),
+            Value::Proxy(7),
+        ]);
+        assert_eq!(
+            format!("{v:?}"),
+            r#"Array([SmallInteger(1), Array([]), Array([String("a\"b"), Bool(true)]), Nil, ByteArray([1, 2]), Proxy(7)])"#
+        );
+        assert_eq!(format!("{:?}", Value::Symbol("x".into())), r#"Symbol("x")"#);
+        let c = v.clone();
+        assert_eq!(c, v);
+        let rs = RandomState::new();
+        assert_eq!(rs.hash_one(&c), rs.hash_one(&v));
+        // Differences at each position and in shape are seen.
+        let Value::Array(items) = &v else { unreachable!() };
+        for i in 0..items.len() {
+            let mut other = items.clone();
+            other[i] = Value::SmallInteger(99);
+            assert_ne!(Value::Array(other), v, "element {i}");
+        }
+        assert_ne!(Value::Array(vec![Value::Array(vec![])]), Value::Array(vec![Value::Array(vec![Value::Nil])]));
+        assert_ne!(Value::Array(vec![]), Value::Nil);
+        assert_ne!(Value::String("a".into()), Value::Symbol("a".into()));
+        assert_ne!(rs.hash_one(Value::String("a".into())), rs.hash_one(Value::Symbol("a".into())));
+        assert_ne!(
+            rs.hash_one(Value::Array(vec![Value::Array(vec![]), Value::Nil])),
+            rs.hash_one(Value::Array(vec![Value::Array(vec![Value::Nil])]))
+        );
+    }
+
+    #[test]
+    fn value_traits_do_not_recurse() {
+        // A million levels: any recursion would overflow the test thread's
+        // 2 MiB stack many times over.
+        const DEPTH: usize = 1_000_000;
+        let v = chain(DEPTH, Value::SmallInteger(5));
+        let c = v.clone();
+        assert!(c == v);
+        assert!(c != chain(DEPTH, Value::SmallInteger(6)));
+        let rs = std::hash::RandomState::new();
+        assert_eq!(std::hash::BuildHasher::hash_one(&rs, &c), std::hash::BuildHasher::hash_one(&rs, &v));
+        let text = format!("{v:?}");
+        assert_eq!(text.len(), DEPTH * "Array([Nil, ])".len() + "SmallInteger(5)".len());
+        assert!(text.starts_with("Array([Nil, Array([Nil, ") && text.ends_with(&format!("Nil, SmallInteger(5){}", "])".repeat(DEPTH))));
     }
 
     #[test]
