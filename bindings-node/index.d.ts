@@ -66,6 +66,9 @@ export declare function axonValidate(envelopeJson: string, fillDefaults?: boolea
 
 export declare function kadoCheckHeader(buf: Uint8Array): void
 
+/** The depth check of `kadoFinishFrame`, for `encodePayload`. */
+export declare function kadoCheckPayloadDepth(json: Uint8Array): void
+
 /**
  * `compress`; `null` when the input is returned unchanged (the caller
  * returns its own input, saving a copy).

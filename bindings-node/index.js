@@ -851,6 +851,7 @@ module.exports.axonReply = nativeBinding.axonReply
 module.exports.axonSameAgent = nativeBinding.axonSameAgent
 module.exports.axonValidate = nativeBinding.axonValidate
 module.exports.kadoCheckHeader = nativeBinding.kadoCheckHeader
+module.exports.kadoCheckPayloadDepth = nativeBinding.kadoCheckPayloadDepth
 module.exports.kadoCompress = nativeBinding.kadoCompress
 module.exports.kadoDecompress = nativeBinding.kadoDecompress
 module.exports.kadoEncodeHeader = nativeBinding.kadoEncodeHeader

@@ -27,6 +27,9 @@ for (const [name, value] of [
 Object.freeze(MessageType)
 
 function rethrow(err) {
+  // Nesting beyond the decoders' limit is a RangeError, as when
+  // JSON.stringify itself overflows the stack (see stringifyError).
+  if (err && err.code === 'KADO_TOO_DEEP') throw argError(RangeError, 'KADO_TOO_DEEP', err.message)
   throw fromNative(err, KadoError)
 }
 
@@ -177,7 +180,13 @@ class TOONEncoder {
 
   /** The JSON payload bytes, before compression. */
   encodePayload(data) {
-    return Buffer.from(stringify(data), 'utf8')
+    const bytes = Buffer.from(stringify(data), 'utf8')
+    try {
+      native.kadoCheckPayloadDepth(bytes)
+    } catch (e) {
+      rethrow(e)
+    }
+    return bytes
   }
 
   static encodeInstruction(instruction, seq) {

@@ -272,7 +272,7 @@ def test_unpack_map_keys_and_limits():
     assert info.value.code == "KAMEO_DEPTH_LIMIT"
     with pytest.raises(KameoError) as info:
         kameo.unpack(b"\x91" * 300)
-    assert info.value.code == "KAMEO_MSGPACK_DEPTH_LIMIT"
+    assert info.value.code == "KAMEO_DEPTH_LIMIT"
 
 
 values = st.recursive(

@@ -77,6 +77,7 @@ pub fn finish_frame(mut frame: BufferSlice<'_>, msg_type: u32, sequence_id: u32,
         return Err(invalid_arg("KADO_INVALID_ARGUMENT", format!("frame buffer shorter than {HEADER_SIZE} bytes")));
     }
     let frame: &mut [u8] = &mut frame;
+    payload_depth(&frame[HEADER_SIZE..])?;
     SCRATCH.with(|cell| {
         let mut scratch = cell.try_borrow_mut().map_err(|_| invalid_arg("KADO_INVALID_ARGUMENT", "re-entrant call".into()))?;
         let mut buf = std::mem::take(&mut *scratch);
@@ -101,6 +102,28 @@ pub fn finish_frame(mut frame: BufferSlice<'_>, msg_type: u32, sequence_id: u32,
         frame[..HEADER_SIZE].copy_from_slice(&header.to_bytes());
         Ok(n as u32)
     })
+}
+
+/// `JSON.stringify` nests without limit; the decoders (ours in every
+/// language) refuse JSON nested deeper than `json::MAX_DEPTH`, so the
+/// encoder refuses to write it, with the code Python's encoder gives.
+fn payload_depth(json: &[u8]) -> Result<()> {
+    if polywire::json::nests_deeper_than(json, polywire::json::MAX_DEPTH) {
+        return Err(invalid_arg(
+            "KADO_TOO_DEEP",
+            format!(
+                "cannot encode the payload: nested deeper than {} levels, which the decoders refuse",
+                polywire::json::MAX_DEPTH
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The depth check of `kadoFinishFrame`, for `encodePayload`.
+#[napi(js_name = "kadoCheckPayloadDepth")]
+pub fn check_payload_depth(json: &[u8]) -> Result<()> {
+    payload_depth(json)
 }
 
 thread_local! {

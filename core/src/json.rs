@@ -1358,6 +1358,21 @@ impl Builder for NullBuilder {
 /// parser must judge it so that every binding accepts and rejects the same
 /// documents. Much cheaper than a parse: strings are skipped with `memchr`.
 pub fn needs_full_check(text: &[u8]) -> bool {
+    scan(text, MAX_DEPTH, true)
+}
+
+/// `true` when the JSON `text` nests arrays and objects deeper than
+/// `max_depth` levels: what an encoder checks of JSON text a host wrote
+/// (`JSON.stringify` knows no limit), so that it never writes a document
+/// the decoders refuse. Strings are skipped with `memchr`.
+pub fn nests_deeper_than(text: &[u8], max_depth: usize) -> bool {
+    scan(text, max_depth, false)
+}
+
+/// The scan of [`needs_full_check`] and [`nests_deeper_than`]: `true` at the
+/// first container beyond `max_depth`, or (when `surrogates`) the first
+/// surrogate escape.
+fn scan(text: &[u8], max_depth: usize, surrogates: bool) -> bool {
     let mut depth = 0usize;
     let mut i = 0;
     let n = text.len();
@@ -1365,7 +1380,7 @@ pub fn needs_full_check(text: &[u8]) -> bool {
         match text[i] {
             b'[' | b'{' => {
                 depth += 1;
-                if depth > MAX_DEPTH {
+                if depth > max_depth {
                     return true;
                 }
                 i += 1;
@@ -1388,7 +1403,8 @@ pub fn needs_full_check(text: &[u8]) -> bool {
                                 break;
                             }
                             // An escape: `\\u` followed by d8-df starts a surrogate.
-                            if text.get(i + 1) == Some(&b'u')
+                            if surrogates
+                                && text.get(i + 1) == Some(&b'u')
                                 && matches!(text.get(i + 2), Some(b'd' | b'D'))
                                 && matches!(text.get(i + 3), Some(b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F'))
                             {
@@ -1490,6 +1506,10 @@ mod tests {
         assert!(!needs_full_check(b"\"abc\\"));
         assert!(!needs_full_check(b"[\"\\"));
         assert!(!needs_full_check("[".repeat(MAX_DEPTH).as_bytes()));
+        assert!(!nests_deeper_than(br#"["\ud800"]"#, 1));
+        assert!(nests_deeper_than(br#"[{"a":[]}]"#, 2));
+        assert!(!nests_deeper_than(br#"[{"a":"[[[[\"{{"}]"#, 2));
+        assert!(!nests_deeper_than(format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH)).as_bytes(), MAX_DEPTH));
         assert!(!needs_full_check(br#"["[[[[\"{"]"#));
         assert_eq!(non_finite_to_null(r#"[NaN,"NaN \"Infinity",-Infinity,{"a":Infinity}]"#), r#"[null,"NaN \"Infinity",null,{"a":null}]"#);
     }

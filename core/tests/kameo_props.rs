@@ -278,13 +278,13 @@ fn deep_inputs_are_refused_without_exhausting_the_stack() {
     req.extend(std::iter::repeat_n(0x7Fu8, 100_000));
     assert_eq!(pk::decode_request(&req).unwrap_err().code(), "KAMEO_DEPTH_LIMIT");
     let deep_pack: Vec<u8> = std::iter::repeat_n(0x91u8, 100_000).collect();
-    assert_eq!(msgpack::unpack(&deep_pack).unwrap_err().code(), "KAMEO_MSGPACK_DEPTH_LIMIT");
+    assert_eq!(msgpack::unpack(&deep_pack).unwrap_err().code(), "KAMEO_DEPTH_LIMIT");
     // a deep Value is refused by pack and by stop_reason_from_value
     let mut v = Value::Nil;
     for _ in 0..300 {
         v = Value::Array(vec![v]);
     }
-    assert_eq!(msgpack::pack(&v).unwrap_err().code(), "KAMEO_MSGPACK_DEPTH_LIMIT");
+    assert_eq!(msgpack::pack(&v).unwrap_err().code(), "KAMEO_DEPTH_LIMIT");
     let mut r = Value::str("Killed");
     for _ in 0..300 {
         r = Value::variant(

@@ -195,7 +195,7 @@ fn pack_into(out: &mut Vec<u8>, v: &Value, depth: usize) -> Result<()> {
 fn check_depth(depth: usize) -> Result<()> {
     if depth >= MAX_VALUE_DEPTH {
         return Err(err(
-            "KAMEO_MSGPACK_DEPTH_LIMIT",
+            "KAMEO_DEPTH_LIMIT",
             format!("expected at most {MAX_VALUE_DEPTH} nested arrays/maps"),
         ));
     }
@@ -403,7 +403,7 @@ mod tests {
         assert_eq!(unpack(&[0xDD, 0xFF, 0xFF, 0xFF, 0xFF]).unwrap_err().code(), "KAMEO_MSGPACK_EOF");
         assert_eq!(unpack(&[]).unwrap_err().code(), "KAMEO_MSGPACK_EOF");
         let deep = vec![0x91; MAX_VALUE_DEPTH + 1];
-        assert_eq!(unpack(&deep).unwrap_err().code(), "KAMEO_MSGPACK_DEPTH_LIMIT");
+        assert_eq!(unpack(&deep).unwrap_err().code(), "KAMEO_DEPTH_LIMIT");
         let mut ok = vec![0x91; MAX_VALUE_DEPTH];
         ok.push(0xC0);
         assert!(unpack(&ok).is_ok());
