@@ -5,22 +5,34 @@
  * schema) and fills payload defaults; `encode` writes what upstream writes
  * (envelope fields in order, `ref` omitted when null, payload keys sorted).
  * Every failure throws `AxonError` whose `code` is the protocol's own error
- * code (`invalid_envelope`, `unknown_kind`, `incompatible_version`, ...).
+ * code (`invalid_envelope`, `unknown_kind`, `incompatible_version`, ...); an
+ * argument of the wrong type (bytes, a boolean option such as `fillDefaults`
+ * or `retryable`, a time) is a `TypeError` with code `invalid_envelope`,
+ * `instanceof PolywireError`.
  */
 import { AxonError, PolywireError } from './errors'
 export { AxonError, PolywireError }
 
+/** A message kind (the envelope's `kind`): the 13 of `KINDS`. */
 export type Kind =
   | 'hello' | 'ping' | 'pong' | 'query' | 'response' | 'delegate' | 'ack'
   | 'result' | 'notify' | 'cancel' | 'discover' | 'capabilities' | 'error'
+/** A protocol error code (an `error` payload's `code`, `AxonError.code`): the 10 of `ERROR_CODES`. */
 export type ErrorCode =
   | 'not_authorized' | 'unknown_domain' | 'overloaded' | 'internal' | 'timeout'
   | 'cancelled' | 'incompatible_version' | 'unknown_kind' | 'peer_not_found' | 'invalid_envelope'
+/** The type of QUIC stream a message travels on (`Session.receive`'s `stream`). */
 export type StreamType = 'bidirectional' | 'unidirectional'
+/**
+ * Where to write an outbound message: a new bidirectional stream (a request;
+ * read the reply from it), the stream the request came in on (a reply; then
+ * finish it), or a new unidirectional stream (a message that expects no reply).
+ */
 export type Route = 'open_bidirectional' | 'reply_on_request_stream' | 'open_unidirectional'
 /** An agent id: `"ed25519."` + 32 hex characters. */
 export type AgentId = string
 
+/** The payload of a `hello` (request, and reply with `selected_version`). */
 export interface HelloPayload {
   /** Versions the sender speaks, ascending, e.g. `[1]`. */
   protocol_versions: number[]
@@ -30,13 +42,16 @@ export interface HelloPayload {
   /** Optional kinds supported. Default `[]`. */
   features?: string[]
 }
+/** The payload of a `ping`: `{}`. */
 export type PingPayload = Record<string, never>
+/** The payload of a `pong` (the answer to a `ping`). */
 export interface PongPayload {
   status: 'idle' | 'busy' | 'overloaded'
   uptime_secs: number
   active_tasks: number
   agent_name?: string | null
 }
+/** The payload of a `query` (answered with `response` or `error`). */
 export interface QueryPayload {
   question: string
   /** Dot-separated topic hint such as `family.calendar`. */
@@ -46,12 +61,14 @@ export interface QueryPayload {
   /** How long the sender waits, in ms. Default 30000. */
   deadline_ms?: number | null
 }
+/** The payload of a `response` (the answer to a `query`). */
 export interface ResponsePayload {
   data: unknown
   summary: string
   tokens_used?: number | null
   truncated?: boolean | null
 }
+/** The payload of a `delegate` (acknowledged with `ack`, reported with `result`). */
 export interface DelegatePayload {
   task: string
   context?: unknown
@@ -61,26 +78,32 @@ export interface DelegatePayload {
   report_back?: boolean
   deadline_ms?: number | null
 }
+/** The payload of an `ack` (the answer to a `delegate` or `cancel`). */
 export interface AckPayload {
   accepted: boolean
   estimated_ms?: number | null
 }
+/** The payload of a `result` (a delegated task's outcome). */
 export interface ResultPayload {
   status: 'completed' | 'failed' | 'partial'
   outcome: string
   data?: unknown
   error?: string | null
 }
+/** The payload of a `notify` (no reply). */
 export interface NotifyPayload {
   topic: string
   data: unknown
   /** Default `low`. */
   importance?: 'low' | 'medium' | 'high'
 }
+/** The payload of a `cancel` (answered with `ack`). */
 export interface CancelPayload {
   reason?: string | null
 }
+/** The payload of a `discover`: `{}`. */
 export type DiscoverPayload = Record<string, never>
+/** The payload of `capabilities` (the answer to `discover`). */
 export interface CapabilitiesPayload {
   agent_name?: string | null
   domains?: string[]
@@ -89,6 +112,7 @@ export interface CapabilitiesPayload {
   max_concurrent_tasks?: number | null
   model?: string | null
 }
+/** The payload of an `error` (`errorEnvelope`). */
 export interface ErrorPayload {
   code: ErrorCode
   /** What went wrong and what to try instead. */
@@ -97,6 +121,7 @@ export interface ErrorPayload {
   retryable?: boolean
 }
 
+/** The payload type of each kind. */
 export interface PayloadByKind {
   hello: HelloPayload
   ping: PingPayload
@@ -113,7 +138,9 @@ export interface PayloadByKind {
   error: ErrorPayload
 }
 
+/** A message of kind `K`, with the wire's field names. */
 export interface Envelope<K extends Kind = Kind> {
+  /** The protocol version (1 or more). */
   v: number
   /** UUID v4, lowercase hyphenated. */
   id: string
@@ -121,38 +148,80 @@ export interface Envelope<K extends Kind = Kind> {
   to: AgentId
   /** Unix time in milliseconds. */
   ts: number
+  /** The message kind. */
   kind: K
   /** The id of the message this one answers, or null. */
   ref: string | null
   /** Unknown fields are kept (forward compatibility). */
   payload: PayloadByKind[K] & Record<string, unknown>
 }
+/** An envelope of any kind, discriminated by `kind` (what `decode` returns). */
 export type AnyEnvelope = { [K in Kind]: Envelope<K> }[Kind]
 
+/** The rules of a kind (a value of `KIND_RULES`). */
 export interface KindRule {
+  /** Whether every agent must support it (else it is a hello feature). */
   required: boolean
+  /** Whether it is a request (sent on a bidirectional stream, answered there). */
   expectsResponse: boolean
+  /** The kinds that answer it on its stream. */
   responseKinds: Kind[]
+  /** Kinds that answer it later, as new messages (a delegate's `result`). */
   laterResponses: Kind[]
+  /** The stream type it travels on. */
   stream: StreamType
   /** `[name, required]` pairs. */
   fields: [string, boolean][]
 }
 
+/** The protocol version this module speaks and offers in hello by default. */
 export declare const PROTOCOL_VERSION: 1
+/** The largest message body `decode` accepts, in bytes. */
 export declare const MAX_MESSAGE_SIZE: 65536
+/** How long (ms) a `Session` remembers a received id to drop replays. */
 export declare const REPLAY_WINDOW_MS: 300000
+/** A request's deadline (ms) when its payload gives no `deadline_ms`. */
 export declare const DEFAULT_DEADLINE_MS: 30000
+/** The 10 protocol error codes (frozen). */
 export declare const ERROR_CODES: readonly ErrorCode[]
+/** The rules of each kind (deeply frozen). */
 export declare const KIND_RULES: Readonly<Record<Kind, KindRule>>
+/** The 13 message kinds, in the protocol's order (frozen). */
 export declare const KINDS: readonly Kind[]
+/** The kinds every agent must support: hello, ping, pong, query, response, notify, error. */
 export declare const REQUIRED_KINDS: readonly Kind[]
+/**
+ * The kinds an agent lists in its hello `features` when it supports them:
+ * delegate, ack, result, cancel, discover, capabilities.
+ */
 export declare const OPTIONAL_KINDS: readonly Kind[]
+/**
+ * Per kind, the payload fields `decode` and `validate` fill in when absent
+ * and their values (`{query: {max_tokens: 0, deadline_ms: 30000}, ...}`; deeply frozen).
+ */
 export declare const PAYLOAD_DEFAULTS: Readonly<Partial<Record<Kind, Record<string, unknown>>>>
 
+/**
+ * Decode and validate one message body (bytes, or a string taken as its
+ * UTF-8 text; at most 65,536 bytes): ids lowercase, `ref` null when absent,
+ * payload defaults filled unless `{fillDefaults: false}`. Throws `AxonError`
+ * with the protocol's code.
+ */
 export declare function decode(data: Uint8Array | ArrayBuffer | string, options?: { fillDefaults?: boolean }): AnyEnvelope
+/**
+ * Validate an envelope (payload as given) and encode it as upstream writes
+ * it. Throws `AxonError` (`invalid_envelope`, `unknown_kind`, ...); a value
+ * JSON cannot hold (a cycle, a BigInt) is `invalid_envelope` too.
+ */
 export declare function encode(envelope: Envelope | Record<string, unknown>): Buffer
+/** Validate an envelope; its normalized form (ids lowercase, `ref` null when absent, defaults filled unless `{fillDefaults: false}`). */
 export declare function validate(envelope: Envelope | Record<string, unknown>, options?: { fillDefaults?: boolean }): AnyEnvelope
+/**
+ * A new message: v 1, a fresh UUID v4 id and the current time unless
+ * `options.id`/`options.ts` are given; `options.ref` sets `ref`. Validated:
+ * throws `AxonError` (`invalid_envelope` for a bad agent id or payload,
+ * `unknown_kind`).
+ */
 export declare function envelope<K extends Kind>(
   from: AgentId,
   to: AgentId,
@@ -160,39 +229,90 @@ export declare function envelope<K extends Kind>(
   payload: PayloadByKind[K] & Record<string, unknown>,
   options?: { ref?: string; id?: string; ts?: number | bigint },
 ): Envelope<K>
+/**
+ * A reply to `request`: `ref` = the request's id, from/to swapped, the
+ * request's `v`, a fresh id and time (unless given). The kind must answer
+ * the request's kind (a ping is answered with pong or error, ...), else
+ * `AxonError` `invalid_envelope`.
+ */
 export declare function reply<K extends Kind>(
   request: Envelope,
   kind: K,
   payload: PayloadByKind[K] & Record<string, unknown>,
   options?: { id?: string; ts?: number | bigint },
 ): Envelope<K>
+/**
+ * An `error` reply to `request` with `code`, `message` and `retryable`
+ * (default false). Make `message` instructive: what went wrong and what to
+ * try instead. An unknown code throws `AxonError` `invalid_envelope`.
+ */
 export declare function errorEnvelope(
   request: Envelope,
   code: ErrorCode,
   message: string,
   options?: { retryable?: boolean; id?: string; ts?: number | bigint },
 ): Envelope<'error'>
+/**
+ * `"ed25519." + hex(sha256(publicKey)[:16])` for a 32-byte Ed25519 public
+ * key; another length throws `AxonError` `invalid_envelope`.
+ */
 export declare function agentId(publicKey: Uint8Array | ArrayBuffer): AgentId
+/** The agent id of the key pair with this 32-byte private seed (another length: `invalid_envelope`). */
 export declare function agentIdFromSeed(seed: Uint8Array | ArrayBuffer): AgentId
+/**
+ * The 32-byte Ed25519 public key of the key pair whose 32-byte private seed
+ * is `seed`. Another length throws `AxonError` `invalid_envelope`.
+ */
 export declare function publicKeyFromSeed(seed: Uint8Array | ArrayBuffer): Buffer
+/**
+ * Whether `s` is an agent id: `"ed25519."` and 32 hex digits (either case).
+ * False for anything that is no string (never throws).
+ */
 export declare function isAgentId(s: unknown): boolean
+/**
+ * Whether two agent ids name the same agent, compared as the protocol does
+ * (hex digits case-insensitively); false unless both are agent ids.
+ */
 export declare function sameAgent(a: string, b: string): boolean
+/**
+ * The highest version both sides speak (integers 0 to 255; 0 never
+ * matches); `AxonError` `incompatible_version` when there is none.
+ */
 export declare function negotiate(localVersions: Iterable<number>, remoteVersions: Iterable<number>): number
 
+/** A request a `Session` sent and still expects an answer to. */
 export interface Pending {
+  /** The request's id. */
   id: string
+  /** The request's kind. */
   kind: Kind
+  /** The agent it was sent to; only that agent's replies match it. */
   to: AgentId
+  /** When it was sent (the `nowMs` of `send`). */
   sentMs: number
+  /** How long to wait (the payload's `deadline_ms`, else 30000). */
   deadlineMs: number
+  /** For a delegate: whether it asked for a `result`. */
   reportBack: boolean
+  /** A delegate that was acknowledged and awaits its `result` (it no longer expires: `forget` it when giving up). */
   awaitingResult: boolean
 }
+/** What `Session.hello` and `Session.send` return: the message and where to write it. */
 export interface Outbound {
+  /** The encoded message body. */
   bytes: Buffer
+  /** Where to write it. */
   route: Route
+  /** The message, as sent. */
   envelope: AnyEnvelope
 }
+/**
+ * What `Session.receive` says to do with a message: `deliver` it to the
+ * application (a reply with the request it answers, `inReplyTo`), `respond`
+ * with `reply` (already encoded: `bytes`) on the same stream (`delivered`:
+ * the received message when the application should see it too, an accepted
+ * hello), or ignore it (`dropped`, with the reason).
+ */
 export type Inbound =
   | { action: 'deliver'; envelope: AnyEnvelope; inReplyTo: Pending | null }
   | { action: 'respond'; reply: AnyEnvelope; bytes: Buffer; delivered: AnyEnvelope | null }
@@ -202,27 +322,73 @@ export type Inbound =
       message: string
     }
 
+/** Options of `new Session(localId, options)`. */
 export interface SessionOptions {
+  /** Versions offered in hello, ascending (integers 1 to 255). Default `[1]`. */
   protocolVersions?: number[]
+  /** The optional kinds announced in hello. Default: all six (`OPTIONAL_KINDS`). */
   features?: string[]
+  /** The name announced in hello. */
   agentName?: string
   /** Accept a hello only from this agent. */
   expectedPeer?: AgentId
+  /** How long (ms) a received id is remembered to drop replays. Default 300000. */
   replayWindowMs?: number
+  /** Most ids remembered for replay detection. Default 100000. */
   replayCapacity?: number
 }
 
+/**
+ * A sans-IO AXON connection endpoint: "nothing before hello completes"
+ * (unidirectional messages dropped, bidirectional requests answered
+ * `not_authorized`), replies matched to requests by `ref`, ids seen in the
+ * last 300 s dropped as replays. Pass `nowMs` (ms, a non-negative integer;
+ * default: now) for a deterministic clock.
+ */
 export declare class Session {
+  /**
+   * `localId`: this agent's id. A bad id throws `AxonError`
+   * `invalid_envelope`; no protocol versions, or a 0, `incompatible_version`.
+   */
   constructor(localId: AgentId, options?: SessionOptions)
+  /**
+   * Start the handshake with agent `to`: `{bytes, route, envelope}` of the
+   * hello to send (route `open_bidirectional`). A bad id throws `invalid_envelope`.
+   */
   hello(to: AgentId, nowMs?: number): Outbound
+  /**
+   * Check and encode a message to send: `{bytes, route, envelope}`; a
+   * request is remembered (`pending`) to match its reply. Throws `AxonError`:
+   * `not_authorized` before hello completes, `peer_not_found` to another
+   * agent than the peer, `unknown_kind` for an optional request the peer did
+   * not announce, `invalid_envelope` (not from the local agent, a reply of
+   * the wrong kind, ...).
+   */
   send(envelope: Envelope, nowMs?: number): Outbound
+  /**
+   * Process a received body; `stream` is `'bidirectional'` (a reply read from
+   * a stream this side opened too) or `'unidirectional'`. Never throws for
+   * the message: a bad one is answered or dropped (see `Inbound`); a bad
+   * `stream` throws `invalid_envelope`.
+   */
   receive(data: Uint8Array | ArrayBuffer | string, stream: StreamType, nowMs?: number): Inbound
+  /**
+   * Forget and return the requests whose deadline has passed, oldest first
+   * (answer them locally with a `timeout`).
+   */
   expire(nowMs?: number): Pending[]
+  /** Stop waiting for the answer to a request; returns it, or null. */
   forget(id: string): Pending | null
+  /** This side's agent id (lowercase). */
   readonly localId: AgentId
+  /** Whether the hello exchange has completed (messages other than hello may flow). */
   readonly ready: boolean
+  /** The peer's agent id, once the hello exchange has completed (else null). */
   readonly peer: AgentId | null
+  /** The protocol version negotiated in the hello exchange, or null before it. */
   readonly version: number | null
+  /** The features the peer announced in its hello, or null before it. */
   readonly peerFeatures: string[] | null
+  /** Requests sent and not yet answered, oldest first. */
   readonly pending: Pending[]
 }

@@ -5,7 +5,7 @@
 // here, validation, encoding, agent ids and the session run in Rust.
 
 const native = require('./native.js')
-const { AxonError, PolywireError, fromNative, argError, describe, hasCycle, isStackOverflow, bytesArg } = require('./errors.js')
+const { AxonError, PolywireError, fromNative, argError, describe, hasCycle, isStackOverflow, bytesArg, boolArg } = require('./errors.js')
 
 // Bad arguments: TypeError/RangeError with the protocol's code for a bad
 // envelope (the Rust side's code for a bad timestamp, too).
@@ -34,6 +34,11 @@ function msArg(value, name) {
   if (typeof value === 'number') return value
   if (typeof value === 'bigint' && value >= 0n && value <= BigInt(Number.MAX_SAFE_INTEGER)) return Number(value)
   throw argError(typeof value === 'bigint' ? RangeError : TypeError, INVALID, `${name} must be a non-negative integer number of milliseconds, got ${describe(value)}`)
+}
+
+// A boolean option (as Python's: true/false only; undefined or null for the default).
+function flag(value, name, fallback) {
+  return boolArg(value, name, INVALID, fallback)
 }
 
 function optionsArg(options) {
@@ -105,7 +110,7 @@ function bodyBytes(data) {
 
 /** Decode and validate one message body (at most 65,536 bytes); payload defaults filled unless `{fillDefaults: false}`. */
 function decode(data, options) {
-  const { fillDefaults = true } = optionsArg(options)
+  const fillDefaults = flag(optionsArg(options).fillDefaults, 'fillDefaults', true)
   const bytes = bodyBytes(data)
   return JSON.parse(call(() => native.axonDecode(bytes, fillDefaults)))
 }
@@ -118,7 +123,7 @@ function encode(envelope) {
 
 /** Validate an envelope; its normalized form (ids lowercase, ref null when absent, defaults filled). */
 function validate(envelope, options) {
-  const { fillDefaults = true } = optionsArg(options)
+  const fillDefaults = flag(optionsArg(options).fillDefaults, 'fillDefaults', true)
   const json = stringify(envelope, 'the envelope')
   return JSON.parse(call(() => native.axonValidate(json, fillDefaults)))
 }
@@ -147,13 +152,14 @@ function reply(request, kind, payload, options) {
 
 /** An `error` reply to `request`. Make `message` instructive: what went wrong and what to try instead. */
 function errorEnvelope(request, code, message, options) {
-  const { retryable = false, id, ts } = optionsArg(options)
+  const { retryable: r, id, ts } = optionsArg(options)
+  const retryable = flag(r, 'retryable', false)
   const c = text(code, 'code')
   const m = text(message, 'message')
   const msgId = id === undefined || id === null ? undefined : text(id, 'id')
   const t = msArg(ts, 'ts')
-  const r = stringify(request, 'the request')
-  return JSON.parse(call(() => native.axonErrorEnvelope(r, c, m, Boolean(retryable), msgId, t)))
+  const req = stringify(request, 'the request')
+  return JSON.parse(call(() => native.axonErrorEnvelope(req, c, m, retryable, msgId, t)))
 }
 
 /** `"ed25519." + hex(sha256(publicKey)[:16])` for a 32-byte Ed25519 public key. */

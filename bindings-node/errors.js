@@ -143,14 +143,20 @@ function hasCycle(root, budget = 1e6) {
   return false
 }
 
-// `toBytes` with the TypeError carrying `code`.
+// `toBytes` with the TypeError carrying `code` (and the brand: it is a
+// PolywireError).
 function bytesArg(value, name, code) {
-  try {
-    return toBytes(value, name)
-  } catch (e) {
-    e.code = code
-    throw e
-  }
+  if (value instanceof Uint8Array) return value
+  if (value instanceof ArrayBuffer) return new Uint8Array(value)
+  if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength)
+  throw argError(TypeError, code, `${name} must be a Uint8Array, Buffer or ArrayBuffer, got ${describe(value)}`)
+}
+
+// A boolean argument or option: true/false, or undefined/null for `fallback`.
+function boolArg(value, name, code, fallback) {
+  if (value === undefined || value === null) return fallback
+  if (typeof value === 'boolean') return value
+  throw argError(TypeError, code, `${name} must be a boolean, got ${describe(value)}`)
 }
 
 // Whether an error is V8's stack overflow (a RangeError without a code).
@@ -158,4 +164,4 @@ function isStackOverflow(e) {
   return e instanceof RangeError && e.code === undefined && /call stack/i.test(e.message)
 }
 
-module.exports = { brand, PolywireError, KadoError, TetherError, AxonError, KameoError, fromNative, toBytes, argError, intArg, strArg, describe, hasCycle, isStackOverflow, bytesArg }
+module.exports = { brand, PolywireError, KadoError, TetherError, AxonError, KameoError, fromNative, toBytes, argError, intArg, strArg, describe, hasCycle, isStackOverflow, bytesArg, boolArg }

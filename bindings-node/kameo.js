@@ -28,6 +28,31 @@ function str(value, name) {
   return strArg(value, name, INVALID)
 }
 
+const U64_MAX = 2n ** 64n - 1n
+
+// A sequence id (u64): a number (an integer, beyond 2^53 - 1 the one the
+// double is) or a BigInt. Another type is a TypeError KAMEO_INVALID_ARGUMENT;
+// a number or BigInt out of 0..2^64-1 (or a fraction, NaN) is
+// KAMEO_INVALID_VALUE, as the codec functions report it.
+function sequenceIdArg(value, name) {
+  if (typeof value === 'number') {
+    if (Number.isInteger(value) && value >= 0 && value < 2 ** 64) return value
+  } else if (typeof value === 'bigint') {
+    if (value >= 0n && value <= U64_MAX) return value
+  } else {
+    throw argError(TypeError, INVALID, `${name} must be a non-negative integer (a number up to 2^53 - 1 or a BigInt up to 2^64 - 1), got ${describe(value)}`)
+  }
+  throw new KameoError(`${name} must be an integer from 0 to 2^64 - 1 (a BigInt beyond 2^53 - 1), got ${describe(value)}`, 'KAMEO_INVALID_VALUE')
+}
+
+// A peer id: base58 text, its bytes, or null/undefined (none).
+function peerIdArg(value, name) {
+  if (value === undefined || value === null) return null
+  if (typeof value === 'string' || value instanceof Uint8Array) return value
+  if (value instanceof ArrayBuffer || ArrayBuffer.isView(value)) return toBytes(value, name)
+  throw argError(TypeError, INVALID, `${name} must be a base58 peer id string, its bytes (Uint8Array) or null, got ${describe(value)}`)
+}
+
 const MESSAGING_PROTOCOL = '/kameo/messaging/1.0.0'
 const REGISTRY_PROTOCOL = '/kameo/registry/1.0.0'
 const MAX_REQUEST_SIZE = 1024 * 1024
@@ -160,7 +185,8 @@ function peerText(peerId) {
 
 /** The value of an actor's registry metadata record. */
 function encodeRegistration(sequenceId, peerId, remoteId) {
-  return call(native.kameoEncodeRegistration, toJson([sequenceId, peerId ?? null, remoteId]))
+  const args = [sequenceIdArg(sequenceId, 'sequenceId'), peerIdArg(peerId, 'peerId'), str(remoteId, 'remoteId')]
+  return call(native.kameoEncodeRegistration, toJson(args))
 }
 
 /** `{ sequence_id, peer_id, remote_id }` of a registry metadata record. */
@@ -197,7 +223,8 @@ function peerIdFromBytes(data) {
 }
 
 function actorIdToBytes(sequenceId, peerId = null) {
-  return call(native.kameoActorIdToBytes, toJson([sequenceId, peerId]))
+  const args = [sequenceIdArg(sequenceId, 'sequenceId'), peerIdArg(peerId, 'peerId')]
+  return call(native.kameoActorIdToBytes, toJson(args))
 }
 
 /** `{ sequence_id, peer_id }` of `ActorId::to_bytes` output. */
@@ -207,9 +234,10 @@ function actorIdFromBytes(data) {
 
 /** The id `#[remote_message]` gives `impl Message<messageType> for actorType`. */
 function remoteMessageId(crateName, crateMajor, modulePath, messageType, actorType, implGenerics = '') {
-  // crateMajor: a number, a BigInt or a numeric string (checked in Rust).
-  if (typeof crateMajor !== 'number' && typeof crateMajor !== 'bigint' && typeof crateMajor !== 'string') {
-    throw argError(TypeError, INVALID, `crateMajor must be a non-negative integer, got ${describe(crateMajor)}`)
+  // crateMajor: a number, a BigInt or decimal digits (the range is checked
+  // in Rust: KAMEO_INVALID_VALUE).
+  if (typeof crateMajor !== 'number' && typeof crateMajor !== 'bigint' && !(typeof crateMajor === 'string' && /^[0-9]+$/.test(crateMajor))) {
+    throw argError(TypeError, INVALID, `crateMajor must be a non-negative integer (a number, a BigInt or decimal digits), got ${describe(crateMajor)}`)
   }
   return call(
     native.kameoRemoteMessageId,
@@ -218,7 +246,7 @@ function remoteMessageId(crateName, crateMajor, modulePath, messageType, actorTy
     str(modulePath, 'modulePath'),
     str(messageType, 'messageType'),
     str(actorType, 'actorType'),
-    str(implGenerics, 'implGenerics'),
+    implGenerics === null ? '' : str(implGenerics, 'implGenerics'),
   )
 }
 
@@ -240,19 +268,32 @@ function unpack(data) {
 
 // ---------------------------------------------------------------- helpers
 
+/** An actor id value `{ sequence_id, peer_id }` (checked as `actorIdToBytes` checks them). */
 function actorId(sequenceId, peerId = null) {
-  return { sequence_id: sequenceId, peer_id: peerId }
+  return { sequence_id: sequenceIdArg(sequenceId, 'sequenceId'), peer_id: peerIdArg(peerId, 'peerId') }
 }
 
 /** `{ secs, nanos }` from seconds (a number), `[secs, nanos]` or such an object; null stays null. */
 function duration(value) {
+  return durationArg(value, 'value')
+}
+
+function durationArg(value, name) {
   if (value === null || value === undefined) return null
-  if (Array.isArray(value)) return { secs: value[0], nanos: value[1] }
+  if (Array.isArray(value)) {
+    if (value.length !== 2) throw argError(TypeError, INVALID, `${name} as an array must be [secs, nanos], got an array of length ${value.length}`)
+    return { secs: value[0], nanos: value[1] }
+  }
   if (typeof value === 'object') return value
-  if (typeof value === 'bigint') return { secs: value, nanos: 0 }
-  if (typeof value !== 'number') throw argError(TypeError, INVALID, `expected seconds, [secs, nanos] or { secs, nanos }, got ${typeof value}`)
+  if (typeof value === 'bigint') {
+    if (value < 0n) throw new KameoError(`${name}: a Duration must be non-negative, got ${value}n`, 'KAMEO_INVALID_VALUE')
+    return { secs: value, nanos: 0 }
+  }
+  if (typeof value !== 'number') {
+    throw argError(TypeError, INVALID, `${name} must be a Duration: seconds (a number), [secs, nanos] or { secs, nanos }, got ${describe(value)}`)
+  }
   if (!Number.isFinite(value) || value < 0) {
-    throw new KameoError(`a Duration must be finite and non-negative, got ${value}`, 'KAMEO_INVALID_VALUE')
+    throw new KameoError(`${name}: a Duration must be finite and non-negative, got ${value}`, 'KAMEO_INVALID_VALUE')
   }
   let secs = Math.floor(value)
   let nanos = Math.round((value - secs) * 1e9)
@@ -264,7 +305,9 @@ function duration(value) {
 }
 
 function actorArg(id) {
-  return typeof id === 'object' && id !== null ? id : actorId(id)
+  if (typeof id === 'object' && id !== null) return id
+  if (typeof id === 'number' || typeof id === 'bigint') return actorId(id)
+  throw argError(TypeError, INVALID, `actor must be an actor id ({ sequence_id, peer_id }) or a sequence id, got ${describe(id)}`)
 }
 
 /** A `SwarmRequest::Ask` value. */
@@ -282,8 +325,8 @@ function ask(actor, actorRemoteId, messageRemoteId, payload, options) {
       actor_remote_id: actorRemoteId,
       message_remote_id: messageRemoteId,
       payload,
-      mailbox_timeout: duration(mailboxTimeout),
-      reply_timeout: duration(replyTimeout),
+      mailbox_timeout: durationArg(mailboxTimeout, 'mailboxTimeout'),
+      reply_timeout: durationArg(replyTimeout, 'replyTimeout'),
       immediate,
     },
   }
@@ -298,7 +341,7 @@ function tell(actor, actorRemoteId, messageRemoteId, payload, options) {
       actor_remote_id: actorRemoteId,
       message_remote_id: messageRemoteId,
       payload,
-      mailbox_timeout: duration(mailboxTimeout),
+      mailbox_timeout: durationArg(mailboxTimeout, 'mailboxTimeout'),
       immediate,
     },
   }

@@ -10,7 +10,32 @@
 // encoding, decoding and validation run in Rust.
 
 const native = require('./native.js')
-const { TetherError, PolywireError, fromNative, toBytes } = require('./errors.js')
+const { TetherError, PolywireError, fromNative, argError, bytesArg, describe } = require('./errors.js')
+
+// A parameter of a type Tether cannot take: a coded TypeError (the code
+// Python gives the same mistake); a bad option: TETHER_INVALID_OPTION.
+const WRONG_TYPE = 'TETHER_UNSUPPORTED_TYPE'
+
+function wrongType(message) {
+  return argError(TypeError, WRONG_TYPE, message)
+}
+
+function toBytes(value, name) {
+  return bytesArg(value, name, WRONG_TYPE)
+}
+
+// An exposure hash: an integer number (or BigInt) 0..MAX_EXPOSURE_HASH.
+function exposureHashArg(value, what) {
+  if (typeof value === 'bigint' && value >= 0n && value <= BigInt(MAX_EXPOSURE_HASH)) return Number(value)
+  if (typeof value !== 'number' && typeof value !== 'bigint') {
+    throw wrongType(`${what} exposure hash must be an integer number, got ${describe(value)}`)
+  }
+  if (typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= MAX_EXPOSURE_HASH) return value
+  throw new TetherError(
+    `${what} exposure hash ${describe(value)} is out of range: it must be an integer 0..=${MAX_EXPOSURE_HASH} (0x0ffffffe)`,
+    'TETHER_EXPOSURE_HASH_RANGE',
+  )
+}
 
 const MAX_SMALL_INTEGER = 0x1fffffff
 const MAX_EXPOSURE_HASH = 0x0ffffffe
@@ -32,7 +57,7 @@ function call(f) {
 /** A Smalltalk Symbol; compare with `equals` (or deepEqual). */
 class TetherSymbol {
   constructor(name) {
-    if (typeof name !== 'string') throw new TypeError(`a TetherSymbol's name must be a string, got ${typeof name}`)
+    if (typeof name !== 'string') throw wrongType(`a TetherSymbol's name must be a string, got ${describe(name)}`)
     this.name = name
     Object.freeze(this)
   }
@@ -47,13 +72,7 @@ class TetherSymbol {
 /** A remote object reference by exposure hash (0..MAX_EXPOSURE_HASH). */
 class TetherProxy {
   constructor(exposureHash) {
-    if (!Number.isInteger(exposureHash) || exposureHash < 0 || exposureHash > MAX_EXPOSURE_HASH) {
-      throw new TetherError(
-        `exposure hash ${exposureHash} is out of range: it must be an integer 0..=${MAX_EXPOSURE_HASH} (0x0ffffffe)`,
-        'TETHER_EXPOSURE_HASH_RANGE',
-      )
-    }
-    this.exposureHash = exposureHash
+    this.exposureHash = exposureHashArg(exposureHash, "a TetherProxy's")
     Object.freeze(this)
   }
   equals(other) {
@@ -64,7 +83,8 @@ class TetherProxy {
 /** A UUID value (Tether tag 0x20000011); kept as lowercase hyphenated text. */
 class TetherUuid {
   constructor(text) {
-    const s = typeof text === 'string' ? text.toLowerCase() : ''
+    if (typeof text !== 'string') throw wrongType(`a TetherUuid's text must be a string (a UUID, 8-4-4-4-12 hex), got ${describe(text)}`)
+    const s = text.toLowerCase()
     if (!UUID_RE.test(s)) throw new TetherError(`${JSON.stringify(text)} is not a UUID (8-4-4-4-12 hex)`, 'TETHER_UNSUPPORTED_TYPE')
     this.value = s
     Object.freeze(this)
@@ -81,6 +101,14 @@ const MAX_U32 = 0xffffffff
 
 function invalidOption(message) {
   return new TetherError(message, 'TETHER_INVALID_OPTION')
+}
+
+// `maxDepth`: an integer 0..2^32-1 (TETHER_INVALID_OPTION otherwise).
+function maxDepthArg(maxDepth) {
+  if (typeof maxDepth !== 'number' || !Number.isInteger(maxDepth) || maxDepth < 0 || maxDepth > MAX_U32) {
+    throw invalidOption(`maxDepth must be an integer 0..${MAX_U32}, got ${describe(maxDepth)}`)
+  }
+  return maxDepth
 }
 
 function unsupported(v) {
@@ -194,7 +222,7 @@ function tokenValue(t) {
     case 'i':
       return Number(t[1])
   }
-  throw new TypeError(`not a Tether tape token: ${JSON.stringify(t)}`)
+  throw new TetherError(`not a Tether tape token: ${JSON.stringify(t)}`, 'TETHER_INTERNAL')
 }
 
 /** A tape -> the JavaScript value, building arrays with an explicit stack. */
@@ -235,7 +263,7 @@ function fromTape(tape) {
 
 /** A JavaScript value -> the typed notation ({int}, {string}, {array}, ...). */
 function toTyped(v, maxDepth = DEFAULT_MAX_DEPTH) {
-  const tape = toTape(v, maxDepth)
+  const tape = toTape(v, maxDepthArg(maxDepth))
   const arrays = []
   const left = []
   let root
@@ -286,25 +314,62 @@ function toTyped(v, maxDepth = DEFAULT_MAX_DEPTH) {
   return root
 }
 
+const HEX_RE = /^(?:[0-9a-fA-F]{2})*$/
+const DIGITS_RE = /^-?[0-9]+$/
+
+// One typed-notation value ({int}, {string}, {array}, ...) -> `{v}` (and
+// `items` for an array); anything else is a coded TypeError naming the tag.
+function typedOne(t) {
+  const bad = (what) => wrongType(`typed must be a typed Tether value ({int}, {string}, {bool}, {nil}, {symbol}, {bytes}, {array}, {uuid} or {proxy}): ${what}`)
+  if (t === null || typeof t !== 'object' || Array.isArray(t)) throw bad(`got ${describe(t)}`)
+  let keys
+  try {
+    keys = Object.keys(t)
+  } catch {
+    throw bad('its keys cannot be read')
+  }
+  if (keys.length !== 1) throw bad(`got an object with ${keys.length} keys`)
+  const tag = keys[0]
+  const x = t[tag]
+  const must = (ok, what) => {
+    if (!ok) throw wrongType(`{${tag}} must hold ${what}, got ${describe(x)}`)
+  }
+  switch (tag) {
+    case 'int':
+      if (typeof x === 'string') {
+        must(DIGITS_RE.test(x), 'an integer (a number or decimal digits)')
+        return { v: Number(x) }
+      }
+      must(typeof x === 'number' && Number.isInteger(x), 'an integer (a number or decimal digits)')
+      return { v: x }
+    case 'string':
+      must(typeof x === 'string', 'a string')
+      return { v: x }
+    case 'array':
+      must(Array.isArray(x), 'an array of typed values')
+      return { v: [], items: x }
+    case 'bool':
+      must(typeof x === 'boolean', 'a boolean')
+      return { v: x }
+    case 'nil':
+      must(x === null, 'null')
+      return { v: null }
+    case 'symbol':
+      return { v: new TetherSymbol(x) }
+    case 'bytes':
+      must(typeof x === 'string' && HEX_RE.test(x), 'hex text (an even number of hex digits)')
+      return { v: new Uint8Array(Buffer.from(x, 'hex')) }
+    case 'uuid':
+      return { v: new TetherUuid(x) }
+    case 'proxy':
+      return { v: new TetherProxy(x) }
+  }
+  throw bad(`unknown tag ${JSON.stringify(tag)}`)
+}
+
 /** The typed notation -> a JavaScript value (an explicit stack, no recursion). */
 function fromTyped(typed) {
-  const one = (t) => {
-    if (t === null || typeof t !== 'object') throw new TypeError(`not a typed Tether value: ${JSON.stringify(t)}`)
-    if ('int' in t) return { v: typeof t.int === 'string' ? Number(t.int) : t.int }
-    if ('string' in t) return { v: t.string }
-    if ('array' in t) {
-      if (!Array.isArray(t.array)) throw new TypeError(`not a typed Tether value: ${JSON.stringify(t)}`)
-      return { v: [], items: t.array }
-    }
-    if ('bool' in t) return { v: t.bool }
-    if ('nil' in t) return { v: null }
-    if ('symbol' in t) return { v: new TetherSymbol(t.symbol) }
-    if ('bytes' in t) return { v: new Uint8Array(Buffer.from(t.bytes, 'hex')) }
-    if ('uuid' in t) return { v: new TetherUuid(t.uuid) }
-    if ('proxy' in t) return { v: new TetherProxy(t.proxy) }
-    throw new TypeError(`not a typed Tether value: ${JSON.stringify(t)}`)
-  }
-  const first = one(typed)
+  const first = typedOne(typed)
   const stack = first.items ? [{ out: first.v, items: first.items, i: 0 }] : []
   while (stack.length > 0) {
     const top = stack[stack.length - 1]
@@ -312,7 +377,7 @@ function fromTyped(typed) {
       stack.pop()
       continue
     }
-    const r = one(top.items[top.i++])
+    const r = typedOne(top.items[top.i++])
     top.out.push(r.v)
     if (r.items) stack.push({ out: r.v, items: r.items, i: 0 })
   }
@@ -321,12 +386,15 @@ function fromTyped(typed) {
 
 function opts(options) {
   if (options === undefined || options === null) return { latin1: false, maxDepth: DEFAULT_MAX_DEPTH }
-  if (typeof options !== 'object') throw invalidOption(`options must be an object, got ${typeof options}`)
+  if (typeof options !== 'object') throw invalidOption(`options must be an object, got ${describe(options)}`)
   const { latin1 = false, maxDepth = DEFAULT_MAX_DEPTH } = options
-  if (typeof maxDepth !== 'number' || !Number.isInteger(maxDepth) || maxDepth < 0 || maxDepth > MAX_U32) {
-    throw invalidOption(`maxDepth must be an integer 0..${MAX_U32}, got ${typeof maxDepth === 'number' ? maxDepth : typeof maxDepth}`)
-  }
-  return { latin1: Boolean(latin1), maxDepth }
+  return { latin1: Boolean(latin1), maxDepth: maxDepthArg(maxDepth) }
+}
+
+function selectorArg(selector) {
+  const sel = selector instanceof TetherSymbol ? selector.name : selector
+  if (typeof sel !== 'string') throw wrongType(`the selector must be a string or TetherSymbol, got ${describe(selector)}`)
+  return sel
 }
 
 function tapeJson(value, maxDepth) {
@@ -337,7 +405,7 @@ function uuidText(uuid) {
   if (uuid === undefined || uuid === null) return undefined
   if (uuid instanceof TetherUuid) return uuid.value
   if (typeof uuid === 'string') return uuid
-  throw new TetherError(`uuid must be a string, a TetherUuid or undefined, got ${typeof uuid}`, 'TETHER_UNSUPPORTED_TYPE')
+  throw wrongType(`uuid must be a string, a TetherUuid or undefined, got ${describe(uuid)}`)
 }
 
 /** Encode one value. `{latin1: true}`: one byte per character (U+0000..U+00FF). */
@@ -362,14 +430,14 @@ function decode(data, options) {
 function encodeMessageSend(receiver, selector, args, options) {
   const o = opts(options)
   const hash = receiver instanceof TetherProxy ? receiver.exposureHash : receiver
-  if (typeof hash !== 'number') {
-    throw new TetherError(`the receiver must be an exposure hash (number) or a TetherProxy, got ${typeof receiver}`, 'TETHER_UNSUPPORTED_TYPE')
+  if (typeof hash !== 'number' && typeof hash !== 'bigint') {
+    throw wrongType(`the receiver must be an exposure hash (an integer number) or a TetherProxy, got ${describe(receiver)}`)
   }
-  const sel = selector instanceof TetherSymbol ? selector.name : selector
-  if (typeof sel !== 'string') throw new TetherError(`the selector must be a string or TetherSymbol, got ${typeof selector}`, 'TETHER_UNSUPPORTED_TYPE')
-  if (!Array.isArray(args)) throw new TetherError(`arguments must be an array, got ${typeof args}`, 'TETHER_UNSUPPORTED_TYPE')
+  const receiverHash = exposureHashArg(hash, "the receiver's")
+  const sel = selectorArg(selector)
+  if (!Array.isArray(args)) throw wrongType(`arguments must be an array, got ${describe(args)}`)
   const tape = tapeJson(args, o.maxDepth)
-  return call(() => native.tetherEncodeMessageSend(hash, sel, tape, uuidText(options?.uuid), o.latin1, o.maxDepth))
+  return call(() => native.tetherEncodeMessageSend(receiverHash, sel, tape, uuidText(options?.uuid), o.latin1, o.maxDepth))
 }
 
 /** `{uuid, receiver, selector, arguments}` of a message-send frame. */
@@ -396,10 +464,8 @@ function decodeAnswer(data, options) {
 }
 
 function encodeHandshake(exposureHash) {
-  if (typeof exposureHash !== 'number') {
-    throw new TetherError(`the exposure hash must be a number, got ${typeof exposureHash}`, 'TETHER_UNSUPPORTED_TYPE')
-  }
-  return call(() => native.tetherEncodeHandshake(exposureHash))
+  const h = exposureHashArg(exposureHash, "the handshake's")
+  return call(() => native.tetherEncodeHandshake(h))
 }
 
 function decodeHandshake(data) {
@@ -418,18 +484,17 @@ function toHex(data) {
  * any whole number of bytes.
  */
 function fromHex(hex, options) {
-  if (options !== undefined && options !== null && typeof options !== 'object') throw invalidOption(`options must be an object, got ${typeof options}`)
+  if (options !== undefined && options !== null && typeof options !== 'object') throw invalidOption(`options must be an object, got ${describe(options)}`)
   const { words = true } = options ?? {}
-  if (typeof hex !== 'string') throw new TypeError(`hex must be a string, got ${typeof hex}`)
+  if (typeof hex !== 'string') throw wrongType(`hex must be a string, got ${describe(hex)}`)
   return call(() => native.tetherFromHex(hex, Boolean(words)))
 }
 
 /** The MCP `send` tool's `{receiver, selector, arguments}` (receiver and arguments as hex). */
 function toolArguments(receiver, selector, args, options) {
   const o = opts(options)
-  if (!Array.isArray(args)) throw new TetherError(`arguments must be an array, got ${typeof args}`, 'TETHER_UNSUPPORTED_TYPE')
-  const sel = selector instanceof TetherSymbol ? selector.name : selector
-  if (typeof sel !== 'string') throw new TetherError(`the selector must be a string or TetherSymbol, got ${typeof selector}`, 'TETHER_UNSUPPORTED_TYPE')
+  if (!Array.isArray(args)) throw wrongType(`arguments must be an array, got ${describe(args)}`)
+  const sel = selectorArg(selector)
   const r = tapeJson(receiver, o.maxDepth)
   const a = tapeJson(args, o.maxDepth)
   return JSON.parse(call(() => native.tetherToolArguments(r, sel, a, o.latin1, o.maxDepth)))
@@ -438,7 +503,7 @@ function toolArguments(receiver, selector, args, options) {
 /** The `send` tool's hex result -> value (answer tag optional). */
 function decodeResultHex(hex, options) {
   const o = opts(options)
-  if (typeof hex !== 'string') throw new TypeError(`hex must be a string, got ${typeof hex}`)
+  if (typeof hex !== 'string') throw wrongType(`hex must be a string, got ${describe(hex)}`)
   return fromTape(JSON.parse(call(() => native.tetherDecodeResultHex(hex, o.latin1, o.maxDepth))))
 }
 
@@ -448,12 +513,12 @@ function readToolResult(output, options) {
   let text
   if (typeof output === 'string') text = output
   else if (ArrayBuffer.isView(output) || output instanceof ArrayBuffer) text = Buffer.from(toBytes(output, 'output')).toString('utf8')
-  else if (output !== null && typeof output === 'object') {
+  else if (output !== null && typeof output === 'object' && !Array.isArray(output)) {
     // Only the result field matters; stringifying the whole object would
     // walk whatever else it holds.
     const result = output.result
     text = typeof result === 'string' ? JSON.stringify({ result }) : '{}'
-  } else throw new TypeError(`output must be a string, bytes or an object {result}, got ${output === null ? 'null' : typeof output}`)
+  } else throw wrongType(`output must be a string, bytes or an object {result}, got ${describe(output)}`)
   return fromTape(JSON.parse(call(() => native.tetherReadToolResult(text, o.latin1, o.maxDepth))))
 }
 

@@ -7,23 +7,32 @@
  * `expandPaths: 'safe'` when decoding.
  */
 import { PolywireError } from './errors'
+export { PolywireError }
 
+/** The delimiters TOON supports, by name (`encode`'s `delimiter` option takes the characters). */
 export declare const DELIMITERS: {
   readonly comma: ','
   readonly tab: '\t'
   readonly pipe: '|'
 }
+/** A name of `DELIMITERS`: `'comma'`, `'tab'` or `'pipe'`. */
 export type DelimiterKey = keyof typeof DELIMITERS
+/** A delimiter character: `','`, `'\t'` or `'|'`. */
 export type Delimiter = (typeof DELIMITERS)[DelimiterKey]
+/** The default delimiter, `','` (`DELIMITERS.comma`). */
 export declare const DEFAULT_DELIMITER: Delimiter
 /** Deepest nesting encoded or decoded. */
 export declare const MAX_DEPTH: 1024
 /** Largest `indentSize` accepted when encoding. */
 export declare const MAX_INDENT: 256
 
+/** A JSON primitive. */
 export type JsonPrimitive = string | number | boolean | null
+/** A JSON object. */
 export type JsonObject = { [Key in string]: JsonValue } & { [Key in string]?: JsonValue | undefined }
+/** A JSON array. */
 export type JsonArray = JsonValue[] | readonly JsonValue[]
+/** A value of the JSON data model: what `decode` returns. */
 export type JsonValue = JsonPrimitive | JsonObject | JsonArray
 
 /**
@@ -33,6 +42,10 @@ export type JsonValue = JsonPrimitive | JsonObject | JsonArray
  */
 export type EncodeReplacer = (key: string, value: JsonValue, path: readonly (string | number)[]) => unknown
 
+/**
+ * Options of `encode` and `encodeLines`. An option of the wrong type or out
+ * of range throws a TypeError/RangeError with code `TOON_INVALID_ARGUMENT`.
+ */
 export interface EncodeOptions {
   /** Spaces per indentation level (0 to 256). @default 2 */
   indentSize?: number
@@ -48,6 +61,10 @@ export interface EncodeOptions {
   flattenDepth?: number
 }
 
+/**
+ * Options of `decode` and `decodeFromLines`. An option of the wrong type or
+ * out of range throws a TypeError/RangeError with code `TOON_INVALID_ARGUMENT`.
+ */
 export interface DecodeOptions {
   /** Spaces per indentation level (at least 1). @default 2 */
   indentSize?: number
@@ -58,8 +75,17 @@ export interface DecodeOptions {
   /** Expand dotted keys into nested objects (spec v3). @default 'off' */
   expandPaths?: 'off' | 'safe'
 }
+/**
+ * Options of `decodeStream` and `decodeStreamSync`, as the reference's; the
+ * events are never path-expanded (`expandPaths` is ignored).
+ */
 export type DecodeStreamOptions = DecodeOptions
 
+/**
+ * An event of `decodeStream`/`decodeStreamSync`: the document as a
+ * sequence of object and array boundaries, keys and primitives (an array's
+ * `length` is the one its header declares).
+ */
 export type JsonStreamEvent =
   | { type: 'startObject' }
   | { type: 'endObject' }
@@ -81,20 +107,25 @@ export declare class ToonDecodeError extends SyntaxError {
   readonly code: string
   /** 1-based column of the problem, where it applies. */
   readonly column?: number
+  /**
+   * The message is prefixed with `Line N: ` when `context.line` is given;
+   * `code` defaults to `TOON_DECODE_ERROR`.
+   */
   constructor(
     message: string,
     context?: { line?: number; source?: string; cause?: unknown; code?: string; column?: number },
   )
 }
 
-/** Thrown when a value cannot be encoded (nesting beyond `MAX_DEPTH`). */
 /**
  * Thrown when a value cannot be encoded. Codes: `TOON_TOO_DEEP` (nested
  * beyond MAX_DEPTH), `TOON_CYCLE` (an object or array contains itself,
  * also through toJSON or a replacer), `TOON_TOO_LARGE` (an array longer
  * than any text V8 can hold, e.g. a sparse array with a huge length).
  * Bad arguments and options throw TypeError/RangeError with code
- * `TOON_INVALID_ARGUMENT`.
+ * `TOON_INVALID_ARGUMENT` (a line that is no string too); a string with an
+ * unpaired surrogate throws the reference's TypeError with code
+ * `TOON_UNPAIRED_SURROGATE`. All are `instanceof PolywireError`.
  */
 export declare class ToonEncodeError extends PolywireError {}
 

@@ -136,6 +136,12 @@ function setOwn(target, key, value) {
 
 const SURROGATE = /[\uD800-\uDFFF]/
 
+// The reference's TypeError (its class and message), with the code Python
+// gives the same string (TOON_UNPAIRED_SURROGATE) and polywire's brand.
+function surrogateError(message) {
+  return argError(TypeError, 'TOON_UNPAIRED_SURROGATE', message)
+}
+
 function assertNoLoneSurrogate(value, what) {
   if (!SURROGATE.test(value)) return
   for (let i = 0; i < value.length; i++) {
@@ -146,7 +152,7 @@ function assertNoLoneSurrogate(value, what) {
       i++
       continue
     }
-    throw new TypeError(`Cannot encode ${what} containing an unpaired surrogate U+${c.toString(16).toUpperCase()} at index ${i}`)
+    throw surrogateError(`Cannot encode ${what} containing an unpaired surrogate U+${c.toString(16).toUpperCase()} at index ${i}`)
   }
 }
 
@@ -770,7 +776,7 @@ function encodeNative(input, o) {
         ;({ json, rawKey, raws } = normalizedJson(input, o.replacer))
         continue
       }
-      if (e?.code === 'JSON_LONE_SURROGATE') throw new TypeError('Cannot encode raw string containing an unpaired surrogate')
+      if (e?.code === 'JSON_LONE_SURROGATE') throw surrogateError('Cannot encode raw string containing an unpaired surrogate')
       throw encodeError(e)
     }
   }
@@ -834,7 +840,7 @@ function withLoneSurrogates(input, run) {
 }
 
 function nativeDecode(fn, input, o, nl) {
-  if (typeof input !== 'string') throw argError(TypeError, INVALID, `Expected TOON text as a string, got ${input === null ? 'null' : typeof input}`)
+  if (typeof input !== 'string') throw argError(TypeError, INVALID, `Expected TOON text as a string (the input), got ${describe(input)}`)
   const run = (text) => fn(text, o.indentSize, o.strict, o.expandPaths)
   try {
     try {
@@ -1073,7 +1079,7 @@ class Lines {
     if (typeof value !== 'string') {
       if (!(value instanceof String)) {
         const what = value === null ? 'null' : typeof value
-        this.fail(new TypeError(`Expected each TOON line as a string, got ${what} (line ${this.lines.length + 1})`))
+        this.fail(argError(TypeError, INVALID, `Expected each TOON line as a string, got ${what} (line ${this.lines.length + 1})`))
         return false
       }
       value = String(value)
@@ -1280,7 +1286,7 @@ function decodeStream(source, options) {
   checkIterable(source, 'source', true)
   return (async function* events() {
     const stream = new LineStream(options)
-    const async = source != null && Symbol.asyncIterator in source
+    const async = source != null && typeof source[Symbol.asyncIterator] === 'function'
     const it = async ? source[Symbol.asyncIterator]() : source[Symbol.iterator]()
     let pending = null
     for (;;) {
@@ -1322,6 +1328,7 @@ module.exports = {
   DELIMITERS,
   MAX_DEPTH,
   MAX_INDENT,
+  PolywireError,
   ToonDecodeError,
   ToonEncodeError,
   decode,

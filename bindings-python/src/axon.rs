@@ -6,10 +6,27 @@
 //! upstream writes it), and back (ints stay ints, floats floats).
 
 use crate::buffer::with_bytes_in;
-use crate::errors::{AxonBool, AxonText, AxonU64};
 
 /// The code of a wrong-type argument (`PolywireTypeError`).
 const ARG: &str = "invalid_envelope";
+
+/// A `str` parameter (a lone surrogate is an `AxonError`).
+fn text_arg(py: Python<'_>, name: &str, obj: &Bound<'_, PyAny>) -> PyResult<String> {
+    crate::errors::str_arg(py, Format::Axon, ARG, name, obj).map(str::to_owned)
+}
+
+fn opt_text_arg(py: Python<'_>, name: &str, obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
+    crate::errors::opt_str_arg(py, Format::Axon, ARG, name, obj)
+}
+
+/// An int parameter in 0..2**64 (out of range: an `AxonError`).
+fn opt_u64_arg(py: Python<'_>, name: &str, obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<u64>> {
+    crate::errors::opt_int_arg(py, Format::Axon, ARG, name, obj, 0, i128::from(u64::MAX)).map(|v| v.map(|v| v as u64))
+}
+
+fn flag_arg(py: Python<'_>, name: &str, obj: Option<&Bound<'_, PyAny>>, default: bool) -> PyResult<bool> {
+    crate::errors::opt_bool_arg(py, ARG, name, obj, default)
+}
 use crate::errors::{to_pyerr, IntoPyResult};
 use polywire::axon::{self, DecodeOptions, Envelope, ErrorCode, Inbound, Kind, Pending, StreamType};
 use polywire::{Error, Format};
@@ -213,14 +230,14 @@ fn id_arg(id: Option<String>) -> String {
 /// Decode and validate one message body -> envelope dict (`ref` None when
 /// absent; payload defaults filled unless `fill_defaults=False`).
 #[pyfunction]
-#[pyo3(signature = (data, fill_defaults=AxonBool(true)), text_signature = "(data, fill_defaults=True)")]
-fn decode<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, fill_defaults: AxonBool) -> PyResult<Bound<'py, PyAny>> {
-    let fill_defaults = fill_defaults.0;
+#[pyo3(signature = (data, fill_defaults=None), text_signature = "(data, fill_defaults=True)")]
+fn decode<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, fill_defaults: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+    let fill_defaults = flag_arg(py, "fill_defaults", fill_defaults, true)?;
     let opts = DecodeOptions { fill_defaults, ..DecodeOptions::default() };
     let env = if data.is_instance_of::<PyString>() {
         axon::decode_with(text(py, data)?.as_bytes(), &opts)
     } else {
-        with_bytes_in(ARG, data, |b| Ok(axon::decode_with(b, &opts)))?
+        with_bytes_in(ARG, "data", data, |b| Ok(axon::decode_with(b, &opts)))?
     }
     .py_err(py)?;
     envelope_dict(py, &env)
@@ -235,9 +252,9 @@ fn encode<'py>(py: Python<'py>, envelope: &Bound<'py, PyAny>) -> PyResult<Bound<
 
 /// Validate an envelope dict -> its normalized form.
 #[pyfunction]
-#[pyo3(signature = (envelope, fill_defaults=AxonBool(true)), text_signature = "(envelope, fill_defaults=True)")]
-fn validate<'py>(py: Python<'py>, envelope: &Bound<'py, PyAny>, fill_defaults: AxonBool) -> PyResult<Bound<'py, PyAny>> {
-    let fill_defaults = fill_defaults.0;
+#[pyo3(signature = (envelope, fill_defaults=None), text_signature = "(envelope, fill_defaults=True)")]
+fn validate<'py>(py: Python<'py>, envelope: &Bound<'py, PyAny>, fill_defaults: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+    let fill_defaults = flag_arg(py, "fill_defaults", fill_defaults, true)?;
     let v = to_json(py, envelope, 0)?;
     let env = Envelope::from_value(&v, &DecodeOptions { fill_defaults, max_size: usize::MAX }).py_err(py)?;
     envelope_dict(py, &env)
@@ -249,16 +266,17 @@ fn validate<'py>(py: Python<'py>, envelope: &Bound<'py, PyAny>, fill_defaults: A
 #[allow(clippy::too_many_arguments)]
 fn envelope<'py>(
     py: Python<'py>,
-    from_: AxonText,
-    to: AxonText,
-    kind: AxonText,
+    from_: &Bound<'py, PyAny>,
+    to: &Bound<'py, PyAny>,
+    kind: &Bound<'py, PyAny>,
     payload: &Bound<'py, PyAny>,
-    ref_: Option<AxonText>,
-    id: Option<AxonText>,
-    ts: Option<AxonU64>,
+    ref_: Option<&Bound<'py, PyAny>>,
+    id: Option<&Bound<'py, PyAny>>,
+    ts: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let (from_, to, kind) = (&from_.0[..], &to.0[..], &kind.0[..]);
-    let (ref_, id, ts) = (ref_.map(|r| r.0), id.map(|i| i.0), ts.map(|t| t.0));
+    let (from_, to, kind) = (text_arg(py, "from_", from_)?, text_arg(py, "to", to)?, text_arg(py, "kind", kind)?);
+    let (from_, to, kind) = (&from_[..], &to[..], &kind[..]);
+    let (ref_, id, ts) = (opt_text_arg(py, "ref_", ref_)?, opt_text_arg(py, "id", id)?, opt_u64_arg(py, "ts", ts)?);
     let kind = kind_arg(py, kind)?;
     let payload = payload_arg(py, payload)?;
     let mut env = Envelope::new_with(from_, to, kind, payload, id_arg(id), now(ts)).py_err(py)?;
@@ -276,13 +294,14 @@ fn envelope<'py>(
 fn reply<'py>(
     py: Python<'py>,
     request: &Bound<'py, PyAny>,
-    kind: AxonText,
+    kind: &Bound<'py, PyAny>,
     payload: &Bound<'py, PyAny>,
-    id: Option<AxonText>,
-    ts: Option<AxonU64>,
+    id: Option<&Bound<'py, PyAny>>,
+    ts: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let kind = &kind.0[..];
-    let (id, ts) = (id.map(|i| i.0), ts.map(|t| t.0));
+    let kind = text_arg(py, "kind", kind)?;
+    let kind = &kind[..];
+    let (id, ts) = (opt_text_arg(py, "id", id)?, opt_u64_arg(py, "ts", ts)?);
     let req = envelope_arg(py, request)?;
     let kind = kind_arg(py, kind)?;
     let env = axon::reply_with(&req, kind, payload_arg(py, payload)?, id_arg(id), now(ts)).py_err(py)?;
@@ -291,19 +310,20 @@ fn reply<'py>(
 
 /// An `error` reply to `request`.
 #[pyfunction]
-#[pyo3(signature = (request, code, message, retryable=AxonBool(false), id=None, ts=None),
+#[pyo3(signature = (request, code, message, retryable=None, id=None, ts=None),
        text_signature = "(request, code, message, retryable=False, id=None, ts=None)")]
 fn error_envelope<'py>(
     py: Python<'py>,
     request: &Bound<'py, PyAny>,
-    code: AxonText,
-    message: AxonText,
-    retryable: AxonBool,
-    id: Option<AxonText>,
-    ts: Option<AxonU64>,
+    code: &Bound<'py, PyAny>,
+    message: &Bound<'py, PyAny>,
+    retryable: Option<&Bound<'py, PyAny>>,
+    id: Option<&Bound<'py, PyAny>>,
+    ts: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let (code, message, retryable) = (&code.0[..], &message.0[..], retryable.0);
-    let (id, ts) = (id.map(|i| i.0), ts.map(|t| t.0));
+    let (code, message) = (text_arg(py, "code", code)?, text_arg(py, "message", message)?);
+    let (code, message, retryable) = (&code[..], &message[..], flag_arg(py, "retryable", retryable, false)?);
+    let (id, ts) = (opt_text_arg(py, "id", id)?, opt_u64_arg(py, "ts", ts)?);
     let req = envelope_arg(py, request)?;
     let code = ErrorCode::parse(code).ok_or_else(|| {
         to_pyerr(
@@ -323,50 +343,53 @@ fn error_envelope<'py>(
 /// first 16 bytes of its SHA-256 in lowercase hex.
 #[pyfunction]
 fn agent_id(py: Python<'_>, public_key: &Bound<'_, PyAny>) -> PyResult<String> {
-    with_bytes_in(ARG, public_key, |b| axon::agent_id(b).py_err(py))
+    with_bytes_in(ARG, "public_key", public_key, |b| axon::agent_id(b).py_err(py))
 }
 
 /// The agent id of the Ed25519 key pair whose 32-byte private seed is `seed`.
 #[pyfunction]
 fn agent_id_from_seed(py: Python<'_>, seed: &Bound<'_, PyAny>) -> PyResult<String> {
-    with_bytes_in(ARG, seed, |b| axon::agent_id_from_seed(b).py_err(py))
+    with_bytes_in(ARG, "seed", seed, |b| axon::agent_id_from_seed(b).py_err(py))
 }
 
 /// The 32-byte Ed25519 public key of the key pair whose private seed is `seed`.
 #[pyfunction]
 fn public_key_from_seed<'py>(py: Python<'py>, seed: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
-    let k = with_bytes_in(ARG, seed, |b| axon::public_key_from_seed(b).py_err(py))?;
+    let k = with_bytes_in(ARG, "seed", seed, |b| axon::public_key_from_seed(b).py_err(py))?;
     Ok(PyBytes::new(py, &k))
 }
 
 /// Whether `s` is an agent id: `"ed25519."` and 32 hex digits (either case).
 #[pyfunction]
-fn is_agent_id(s: AxonText) -> bool {
-    let s = &s.0[..];
-    axon::is_agent_id(s)
+fn is_agent_id(py: Python<'_>, s: &Bound<'_, PyAny>) -> PyResult<bool> {
+    Ok(axon::is_agent_id(&text_arg(py, "s", s)?))
 }
 
 /// Whether two agent ids name the same agent, compared as the protocol does (hex
 /// digits case-insensitively).
 #[pyfunction]
-fn same_agent(a: AxonText, b: AxonText) -> bool {
-    axon::same_agent(&a.0, &b.0)
+fn same_agent(py: Python<'_>, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<bool> {
+    Ok(axon::same_agent(&text_arg(py, "a", a)?, &text_arg(py, "b", b)?))
 }
 
-fn versions_arg(py: Python<'_>, what: &str, v: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+fn versions_arg(py: Python<'_>, name: &str, v: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
     let mut out = Vec::new();
     let items = v.try_iter().map_err(|_| {
-        crate::errors::type_error(py, ARG, format!("{what} versions must be an iterable of ints, not {}", crate::pyjson::type_name(v)))
+        crate::errors::type_error(py, ARG, format!("{name} must be an iterable of ints (versions), not {}", crate::pyjson::type_name(v)))
     })?;
     for x in items {
         let x = x?;
         match x.extract::<u8>() {
-            Ok(n) if !x.is_instance_of::<PyBool>() => out.push(n),
+            Ok(n) if !x.is_instance_of::<PyBool>() && x.is_instance_of::<PyInt>() => out.push(n),
             _ => {
-                return Err(to_pyerr(
-                    py,
-                    invalid(format!("{what} versions must be ints from 0 to 255, found {}", x.repr()?)),
-                ))
+                // The value's repr without running its code (an int past
+                // CPython's str() digit limit has none).
+                let shown = if x.is_instance_of::<PyInt>() && !x.is_instance_of::<PyBool>() {
+                    crate::errors::int_text(&x)
+                } else {
+                    crate::pyjson::type_name(&x).to_string()
+                };
+                return Err(to_pyerr(py, invalid(format!("{name} must hold ints from 0 to 255 (versions), found {shown}"))));
             }
         }
     }
@@ -376,8 +399,8 @@ fn versions_arg(py: Python<'_>, what: &str, v: &Bound<'_, PyAny>) -> PyResult<Ve
 /// The highest version both sides speak; AxonError `incompatible_version` if none.
 #[pyfunction]
 fn negotiate(py: Python<'_>, local_versions: &Bound<'_, PyAny>, remote_versions: &Bound<'_, PyAny>) -> PyResult<u8> {
-    let l = versions_arg(py, "local", local_versions)?;
-    let r = versions_arg(py, "remote", remote_versions)?;
+    let l = versions_arg(py, "local_versions", local_versions)?;
+    let r = versions_arg(py, "remote_versions", remote_versions)?;
     axon::negotiate(&l, &r).py_err(py)
 }
 
@@ -452,20 +475,21 @@ impl Session {
     // text_signature spells out the default pyo3 would show as `...`; tests-py/test_stubs.py checks it equals the constant.
     #[new]
     #[pyo3(signature = (local_id, *, protocol_versions=None, features=None, agent_name=None, expected_peer=None,
-                        replay_window_ms=AxonU64(axon::REPLAY_WINDOW_MS), replay_capacity=AxonU64(axon::REPLAY_CACHE_CAPACITY as u64)),
+                        replay_window_ms=None, replay_capacity=None),
            text_signature = "(local_id, *, protocol_versions=None, features=None, agent_name=None, expected_peer=None, replay_window_ms=300000, replay_capacity=100000)")]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
-        local_id: AxonText,
+        local_id: &Bound<'_, PyAny>,
         protocol_versions: Option<&Bound<'_, PyAny>>,
         features: Option<&Bound<'_, PyAny>>,
-        agent_name: Option<AxonText>,
-        expected_peer: Option<AxonText>,
-        replay_window_ms: AxonU64,
-        replay_capacity: AxonU64,
+        agent_name: Option<&Bound<'_, PyAny>>,
+        expected_peer: Option<&Bound<'_, PyAny>>,
+        replay_window_ms: Option<&Bound<'_, PyAny>>,
+        replay_capacity: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let local_id = &local_id.0[..];
+        let local_id = text_arg(py, "local_id", local_id)?;
+        let local_id = &local_id[..];
         let features = match features.filter(|f| !f.is_none()) {
             // A list or tuple of str (a str itself is not a list of features).
             Some(f) if f.is_instance_of::<PyList>() || f.is_instance_of::<PyTuple>() => {
@@ -473,17 +497,18 @@ impl Session {
                     Ok(l) => l.iter().collect(),
                     Err(_) => f.cast::<PyTuple>()?.iter().collect(),
                 };
-                Some(items.iter().map(|x| crate::errors::str_arg(py, Format::Axon, ARG, "a feature", x).map(str::to_owned)).collect::<PyResult<Vec<_>>>()?)
+                Some(items.iter().map(|x| text_arg(py, "each of features", x)).collect::<PyResult<Vec<_>>>()?)
             }
             Some(f) => return Err(crate::errors::type_error(py, ARG, format!("features must be a list of str, not {}", crate::pyjson::type_name(f)))),
             None => None,
         };
-        let (agent_name, expected_peer) = (agent_name.map(|a| a.0), expected_peer.map(|e| e.0));
-        let replay_window_ms = replay_window_ms.0;
-        let replay_capacity = usize::try_from(replay_capacity.0).unwrap_or(usize::MAX);
+        let (agent_name, expected_peer) = (opt_text_arg(py, "agent_name", agent_name)?, opt_text_arg(py, "expected_peer", expected_peer)?);
+        let replay_window_ms = opt_u64_arg(py, "replay_window_ms", replay_window_ms)?.unwrap_or(axon::REPLAY_WINDOW_MS);
+        let replay_capacity = opt_u64_arg(py, "replay_capacity", replay_capacity)?.unwrap_or(axon::REPLAY_CACHE_CAPACITY as u64);
+        let replay_capacity = usize::try_from(replay_capacity).unwrap_or(usize::MAX);
         let mut config = axon::SessionConfig::new(local_id);
         if let Some(v) = protocol_versions {
-            config.protocol_versions = versions_arg(py, "the session's", v)?;
+            config.protocol_versions = versions_arg(py, "protocol_versions", v)?;
         }
         if let Some(f) = features {
             config.features = f;
@@ -497,8 +522,9 @@ impl Session {
 
     /// Start the handshake: `{"bytes", "route", "envelope"}` of the hello to send.
     #[pyo3(signature = (to, now_ms=None))]
-    fn hello<'py>(&mut self, py: Python<'py>, to: AxonText, now_ms: Option<AxonU64>) -> PyResult<Bound<'py, PyDict>> {
-        let (to, now_ms) = (&to.0[..], now_ms.map(|n| n.0));
+    fn hello<'py>(&mut self, py: Python<'py>, to: &Bound<'py, PyAny>, now_ms: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyDict>> {
+        let (to, now_ms) = (text_arg(py, "to", to)?, opt_u64_arg(py, "now_ms", now_ms)?);
+        let to = &to[..];
         let out = self.inner.hello(to, now(now_ms)).py_err(py)?;
         let env = axon::decode_with(&out.bytes, &DecodeOptions { fill_defaults: false, ..DecodeOptions::default() }).py_err(py)?;
         outbound_dict(py, &out, &env)
@@ -506,8 +532,8 @@ impl Session {
 
     /// Check and encode a message to send: `{"bytes", "route", "envelope"}`.
     #[pyo3(signature = (envelope, now_ms=None))]
-    fn send<'py>(&mut self, py: Python<'py>, envelope: &Bound<'py, PyAny>, now_ms: Option<AxonU64>) -> PyResult<Bound<'py, PyDict>> {
-        let now_ms = now_ms.map(|n| n.0);
+    fn send<'py>(&mut self, py: Python<'py>, envelope: &Bound<'py, PyAny>, now_ms: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyDict>> {
+        let now_ms = opt_u64_arg(py, "now_ms", now_ms)?;
         let env = envelope_arg(py, envelope)?;
         let out = self.inner.send(&env, now(now_ms)).py_err(py)?;
         outbound_dict(py, &out, &env)
@@ -515,9 +541,10 @@ impl Session {
 
     /// Process a received body; `stream` is "bidirectional" or "unidirectional".
     #[pyo3(signature = (data, stream, now_ms=None))]
-    fn receive<'py>(&mut self, py: Python<'py>, data: &Bound<'py, PyAny>, stream: AxonText, now_ms: Option<AxonU64>) -> PyResult<Bound<'py, PyDict>> {
-        let now_ms = now_ms.map(|n| n.0);
-        let stream = match &stream.0[..] {
+    fn receive<'py>(&mut self, py: Python<'py>, data: &Bound<'py, PyAny>, stream: &Bound<'py, PyAny>, now_ms: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyDict>> {
+        let stream = text_arg(py, "stream", stream)?;
+        let now_ms = opt_u64_arg(py, "now_ms", now_ms)?;
+        let stream = match &stream[..] {
             "bidirectional" | "bidi" => StreamType::Bidirectional,
             "unidirectional" | "uni" => StreamType::Unidirectional,
             other => {
@@ -528,7 +555,7 @@ impl Session {
             }
         };
         let now = now(now_ms);
-        let got = with_bytes_in(ARG, data, |b| Ok(self.inner.receive(b, stream, now)))?;
+        let got = with_bytes_in(ARG, "data", data, |b| Ok(self.inner.receive(b, stream, now)))?;
         let d = PyDict::new(py);
         match got {
             Inbound::Deliver { envelope, in_reply_to } => {
@@ -559,8 +586,8 @@ impl Session {
 
     /// Forget and return the requests whose deadline has passed.
     #[pyo3(signature = (now_ms=None))]
-    fn expire<'py>(&mut self, py: Python<'py>, now_ms: Option<AxonU64>) -> PyResult<Bound<'py, PyList>> {
-        let now_ms = now_ms.map(|n| n.0);
+    fn expire<'py>(&mut self, py: Python<'py>, now_ms: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyList>> {
+        let now_ms = opt_u64_arg(py, "now_ms", now_ms)?;
         let list = PyList::empty(py);
         for p in self.inner.expire(now(now_ms)) {
             list.append(pending_dict(py, &p)?)?;
@@ -569,8 +596,8 @@ impl Session {
     }
 
     /// Stop waiting for the answer to a request; returns it, or None.
-    fn forget<'py>(&mut self, py: Python<'py>, id: AxonText) -> PyResult<Bound<'py, PyAny>> {
-        match self.inner.forget(&id.0) {
+    fn forget<'py>(&mut self, py: Python<'py>, id: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        match self.inner.forget(&text_arg(py, "id", id)?) {
             Some(p) => pending_dict(py, &p),
             None => Ok(py.None().into_bound(py)),
         }

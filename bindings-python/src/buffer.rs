@@ -6,13 +6,9 @@ use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-pub fn with_bytes<R>(obj: &Bound<'_, PyAny>, f: impl FnOnce(&[u8]) -> PyResult<R>) -> PyResult<R> {
-    with_bytes_in("POLYWIRE_INVALID_ARGUMENT", obj, f)
-}
-
-/// [`with_bytes`] whose wrong-type error (a `PolywireTypeError`) carries
-/// the format's `code`.
-pub fn with_bytes_in<R>(code: &'static str, obj: &Bound<'_, PyAny>, f: impl FnOnce(&[u8]) -> PyResult<R>) -> PyResult<R> {
+/// The bytes of `obj` (the parameter `name`), or a `PolywireTypeError`
+/// carrying the format's `code` and naming the parameter.
+pub fn with_bytes_in<R>(code: &'static str, name: &str, obj: &Bound<'_, PyAny>, f: impl FnOnce(&[u8]) -> PyResult<R>) -> PyResult<R> {
     if let Ok(b) = obj.cast_exact::<PyBytes>() {
         return f(b.as_bytes());
     }
@@ -24,7 +20,7 @@ pub fn with_bytes_in<R>(code: &'static str, obj: &Bound<'_, PyAny>, f: impl FnOn
         Err(_) => Err(crate::errors::type_error(
             obj.py(),
             code,
-            format!("expected bytes, bytearray or memoryview, not {}", crate::pyjson::type_name(obj)),
+            format!("{name}: expected bytes, bytearray or memoryview, not {}", crate::pyjson::type_name(obj)),
         )),
     }
 }

@@ -80,23 +80,46 @@ impl<T> IntoPyResult<T> for Result<T, polywire::Error> {
 // of the right type but out of range, a lone surrogate or a huge int is the
 // format's error class (a `ValueError`). pyo3's own argument conversions
 // raise a plain `TypeError` (or `OverflowError` for an int out of range), so
-// the functions take such arguments as objects and convert them here.
+// the functions take such arguments as objects and convert them here, naming
+// the parameter in the message.
+//
+// `PolywireTypeError` derives from `TypeError` and from `PolywireError`, so
+// `except polywire.PolywireError` catches every error polywire raises, as
+// `err instanceof PolywireError` holds in Node for its coded TypeErrors. (It
+// is a `ValueError` too, through `PolywireError`.) `create_exception!` takes
+// one base, so the class is made with `PyErr_NewExceptionWithDoc` and a tuple
+// of bases.
 
-create_exception!(
-    polywire,
-    PolywireTypeError,
-    pyo3::exceptions::PyTypeError,
-    "An argument or value has a type polywire cannot take (a TypeError with `code`)."
-);
+static POLYWIRE_TYPE_ERROR: pyo3::sync::PyOnceLock<Py<PyType>> = pyo3::sync::PyOnceLock::new();
+
+/// The `polywire.PolywireTypeError` class (`TypeError`, `PolywireError`).
+pub fn polywire_type_error(py: Python<'_>) -> &Bound<'_, PyType> {
+    POLYWIRE_TYPE_ERROR
+        .get_or_init(py, || {
+            let bases = pyo3::types::PyTuple::new(py, [py.get_type::<pyo3::exceptions::PyTypeError>(), py.get_type::<PolywireError>()])
+                .expect("a tuple of two classes");
+            let doc = c"An argument or value has a type polywire cannot take: a TypeError with `code`, and a PolywireError.";
+            // SAFETY: the name and doc are NUL-terminated; the bases tuple
+            // is alive for the call; a new reference (or NULL with an
+            // exception set) comes back.
+            let ptr = unsafe {
+                pyo3::ffi::PyErr_NewExceptionWithDoc(c"polywire.PolywireTypeError".as_ptr(), doc.as_ptr(), bases.as_ptr(), std::ptr::null_mut())
+            };
+            unsafe { Py::from_owned_ptr_or_err(py, ptr) }
+                .and_then(|t: Py<PyAny>| Ok(t.into_bound(py).cast_into::<PyType>()?.unbind()))
+                .expect("PolywireTypeError is created")
+        })
+        .bind(py)
+}
 
 pub fn register_type_error(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("PolywireTypeError", m.py().get_type::<PolywireTypeError>())
+    m.add("PolywireTypeError", polywire_type_error(m.py()))
 }
 
 /// A `PolywireTypeError` with `code` (and the other attributes None).
 #[cold]
 pub fn type_error(py: Python<'_>, code: &'static str, msg: impl Into<String>) -> PyErr {
-    to_pyerr_as(py, py.get_type::<PolywireTypeError>(), polywire::Error::new(Format::Json, code, msg.into()))
+    to_pyerr_as(py, polywire_type_error(py).clone(), polywire::Error::new(Format::Json, code, msg.into()))
 }
 
 /// The format's error (its class) with `code`.
@@ -207,37 +230,10 @@ pub fn opt_str_arg(py: Python<'_>, format: Format, code: &'static str, name: &st
     }
 }
 
-/// Argument types converting with typed errors, for `#[pyfunction]`
-/// signatures: `FooText` (a `str`, UTF-8), `FooU64` (an int in 0..2**64),
-/// `FooBool` (`True`/`False`). The error does not name the parameter (pyo3
-/// adds the name only to plain `TypeError`s).
-macro_rules! arg_types {
-    ($text:ident, $u64:ident, $bool:ident, $format:expr, $code:expr) => {
-        pub struct $text(pub String);
-        impl<'a, 'py> pyo3::FromPyObject<'a, 'py> for $text {
-            type Error = PyErr;
-            fn extract(obj: pyo3::Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
-                crate::errors::str_arg(obj.py(), $format, $code, "a str argument", &obj).map(|s| $text(s.to_owned()))
-            }
-        }
-        pub struct $u64(pub u64);
-        impl<'a, 'py> pyo3::FromPyObject<'a, 'py> for $u64 {
-            type Error = PyErr;
-            fn extract(obj: pyo3::Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
-                crate::errors::int_arg(obj.py(), $format, $code, "an int argument", &obj, 0, i128::from(u64::MAX)).map(|v| $u64(v as u64))
-            }
-        }
-        pub struct $bool(pub bool);
-        impl<'a, 'py> pyo3::FromPyObject<'a, 'py> for $bool {
-            type Error = PyErr;
-            fn extract(obj: pyo3::Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
-                crate::errors::bool_arg(obj.py(), $code, "a bool argument", &obj).map($bool)
-            }
-        }
-    };
+/// An optional `bool` argument: `None` (or left out) -> `default`.
+pub fn opt_bool_arg(py: Python<'_>, code: &'static str, name: &str, obj: Option<&Bound<'_, PyAny>>, default: bool) -> PyResult<bool> {
+    match obj {
+        Some(o) if !o.is_none() => bool_arg(py, code, name, o),
+        _ => Ok(default),
+    }
 }
-
-arg_types!(AxonText, AxonU64, AxonBool, Format::Axon, "invalid_envelope");
-#[allow(dead_code)]
-mod kameo_args { use super::*; arg_types!(KameoText, KameoU64, KameoBool, Format::Kameo, "KAMEO_INVALID_VALUE"); }
-pub use kameo_args::KameoText;

@@ -157,7 +157,7 @@ fn parse_payload<'py>(py: Python<'py>, payload: &[u8], base: usize) -> PyResult<
 #[pyo3(signature = (buffer, *, max_size=None), text_signature = "(buffer, *, max_size=16777216)")]
 fn decode<'py>(py: Python<'py>, buffer: &Bound<'py, PyAny>, max_size: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
     let limit = max_size.map_or(Ok(kado::DEFAULT_MAX_FRAME_SIZE), |m| max_size_arg(py, m))?;
-    with_bytes_in(ARG, buffer, |b| {
+    with_bytes_in(ARG, "buffer", buffer, |b| {
         let (header, payload) = kado::decode_raw_limited(b, limit).py_err(py)?;
         let base = if matches!(payload, Cow::Borrowed(_)) { HEADER_SIZE } else { 0 };
         let value = parse_payload(py, &payload, base)?;
@@ -171,7 +171,7 @@ fn decode<'py>(py: Python<'py>, buffer: &Bound<'py, PyAny>, max_size: Option<&Bo
 #[pyo3(signature = (buffer, *, max_size=None), text_signature = "(buffer, *, max_size=16777216)")]
 fn decode_raw<'py>(py: Python<'py>, buffer: &Bound<'py, PyAny>, max_size: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
     let limit = max_size.map_or(Ok(kado::DEFAULT_MAX_FRAME_SIZE), |m| max_size_arg(py, m))?;
-    with_bytes_in(ARG, buffer, |b| {
+    with_bytes_in(ARG, "buffer", buffer, |b| {
         let (header, payload) = kado::decode_raw_limited(b, limit).py_err(py)?;
         message_dict(py, &header, PyBytes::new(py, &payload).into_any())
     })
@@ -201,14 +201,14 @@ fn encode_header<'py>(
 /// `KadoError` (`KADO_TRUNCATED_HEADER`, `KADO_UNSUPPORTED_VERSION`, `KADO_UNKNOWN_TYPE`).
 #[pyfunction]
 fn decode_header<'py>(py: Python<'py>, buffer: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
-    with_bytes_in(ARG, buffer, |b| header_dict(py, &kado::decode_header(b).py_err(py)?))
+    with_bytes_in(ARG, "buffer", buffer, |b| header_dict(py, &kado::decode_header(b).py_err(py)?))
 }
 
 /// Whether `buffer` starts with a whole frame of a known version and type (the
 /// payload itself is not parsed). Never raises for bad bytes.
 #[pyfunction]
 fn validate(buffer: &Bound<'_, PyAny>) -> PyResult<bool> {
-    with_bytes_in(ARG, buffer, |b| Ok(kado::validate(b)))
+    with_bytes_in(ARG, "buffer", buffer, |b| Ok(kado::validate(b)))
 }
 
 /// RLE-compress as the Kado orchestrator does: the magic byte `0x5A` then
@@ -216,7 +216,7 @@ fn validate(buffer: &Bound<'_, PyAny>) -> PyResult<bool> {
 /// is returned unchanged.
 #[pyfunction]
 fn compress<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    with_bytes_in(ARG, data, |b| match kado::compress(b) {
+    with_bytes_in(ARG, "data", data, |b| match kado::compress(b) {
         Cow::Borrowed(_) if data.is_exact_instance_of::<PyBytes>() => Ok(data.clone()),
         c => Ok(PyBytes::new(py, &c).into_any()),
     })
@@ -230,7 +230,7 @@ fn compress<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'p
 #[pyo3(signature = (data, *, max_size=None), text_signature = "(data, *, max_size=16777216)")]
 fn decompress<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, max_size: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
     let limit = max_size.map_or(Ok(kado::DEFAULT_MAX_FRAME_SIZE), |m| max_size_arg(py, m))?;
-    with_bytes_in(ARG, data, |b| match kado::decompress_limited(b, limit).py_err(py)? {
+    with_bytes_in(ARG, "data", data, |b| match kado::decompress_limited(b, limit).py_err(py)? {
         Cow::Borrowed(_) if data.is_exact_instance_of::<PyBytes>() => Ok(data.clone()),
         c => Ok(PyBytes::new(py, &c).into_any()),
     })
@@ -239,7 +239,7 @@ fn decompress<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, max_size: Option<&
 /// Whether `data` starts with the compression magic byte `0x5A`.
 #[pyfunction]
 fn is_compressed(data: &Bound<'_, PyAny>) -> PyResult<bool> {
-    with_bytes_in(ARG, data, |b| Ok(kado::is_compressed(b)))
+    with_bytes_in(ARG, "data", data, |b| Ok(kado::is_compressed(b)))
 }
 
 /// Streaming decoder over the core `FrameDecoder`.
@@ -276,7 +276,7 @@ impl FrameDecoder {
             self.inner.fail(e.clone());
             return Err(crate::errors::to_pyerr(py, e));
         }
-        with_bytes_in(ARG, data, |b| {
+        with_bytes_in(ARG, "data", data, |b| {
             self.inner.push(b);
             Ok(())
         })?;

@@ -9,9 +9,11 @@
 //! must be hashable).
 
 use crate::buffer::with_bytes_in;
-use crate::errors::KameoText;
 
-const ARG: &str = "KAMEO_INVALID_VALUE";
+/// The code of an argument of the wrong type (a `PolywireTypeError`), as in
+/// Node; a sequence id out of range is `KAMEO_INVALID_VALUE`, as the codec
+/// reports it in both.
+const ARG: &str = "KAMEO_INVALID_ARGUMENT";
 use crate::errors::{to_pyerr, IntoPyResult};
 use crate::pyjson::type_name;
 use polywire::kameo::{self as pk, msgpack, ActorId, ActorRegistration, PeerId, Value, MAX_VALUE_DEPTH};
@@ -163,7 +165,7 @@ fn encode_request<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> PyResult<B
 /// A `SwarmRequest` from CBOR bytes (kameo's rules; trailing bytes ignored).
 #[pyfunction]
 fn decode_request<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    let v = with_bytes_in(ARG, data, |b| pk::decode_request_value(b).py_err(py))?;
+    let v = with_bytes_in(ARG, "data", data, |b| pk::decode_request_value(b).py_err(py))?;
     from_value(py, &v)
 }
 
@@ -180,26 +182,57 @@ fn encode_response<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> PyResult<
 /// rules; trailing bytes ignored). Raises `KameoError`.
 #[pyfunction]
 fn decode_response<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    let v = with_bytes_in(ARG, data, |b| pk::decode_response_value(b).py_err(py))?;
+    let v = with_bytes_in(ARG, "data", data, |b| pk::decode_response_value(b).py_err(py))?;
     from_value(py, &v)
 }
 
 // ---------------------------------------------------------------- ids and registry
 
-fn peer_arg(py: Python<'_>, peer_id: &Bound<'_, PyAny>) -> PyResult<PeerId> {
-    let v = to_value(peer_id, 0)?;
-    pk::peer_id_from_value(&v, "peer_id").py_err(py)
+/// A `str` parameter (a lone surrogate is a `KameoError`).
+fn text_arg(py: Python<'_>, name: &str, obj: &Bound<'_, PyAny>) -> PyResult<String> {
+    crate::errors::str_arg(py, Format::Kameo, ARG, name, obj).map(str::to_owned)
 }
 
+/// A peer id: base58 `str` or its bytes (`bytes`, `bytearray`, `memoryview`).
+fn peer_arg(py: Python<'_>, peer_id: &Bound<'_, PyAny>) -> PyResult<PeerId> {
+    if !(peer_id.is_instance_of::<PyString>() || peer_id.is_instance_of::<PyBytes>() || PyBuffer::<u8>::get(peer_id).is_ok()) {
+        return Err(crate::errors::type_error(
+            py,
+            ARG,
+            format!("peer_id must be a base58 peer id (str) or its bytes, not {}", type_name(peer_id)),
+        ));
+    }
+    // Parsed as Node parses it (KAMEO_INVALID_PEER_ID, KAMEO_INVALID_BASE58...).
+    if peer_id.is_instance_of::<PyString>() {
+        PeerId::from_base58(crate::errors::str_arg(py, Format::Kameo, ARG, "peer_id", peer_id)?).py_err(py)
+    } else {
+        with_bytes_in(ARG, "peer_id", peer_id, |b| PeerId::from_bytes(b).py_err(py))
+    }
+}
+
+/// The optional peer id of an actor id: as a value inside one is read
+/// (KAMEO_INVALID_VALUE naming `peer_id`, as Node reports it).
 fn opt_peer_arg(py: Python<'_>, peer_id: Option<&Bound<'_, PyAny>>) -> PyResult<Option<PeerId>> {
     match peer_id {
-        Some(p) if !p.is_none() => peer_arg(py, p).map(Some),
+        Some(p) if !p.is_none() => {
+            if !(p.is_instance_of::<PyString>() || p.is_instance_of::<PyBytes>() || PyBuffer::<u8>::get(p).is_ok()) {
+                return Err(crate::errors::type_error(py, ARG, format!("peer_id must be a base58 peer id (str), its bytes or None, not {}", type_name(p))));
+            }
+            let v = to_value(p, 0)?;
+            pk::peer_id_from_value(&v, "peer_id").py_err(py).map(Some)
+        }
         _ => Ok(None),
     }
 }
 
+/// A u64 parameter (a sequence id, a crate's major version): not an int ->
+/// `PolywireTypeError` `KAMEO_INVALID_ARGUMENT`; an int out of 0..2**64 ->
+/// `KameoError` `KAMEO_INVALID_VALUE` (the codes Node gives).
 fn u64_arg(py: Python<'_>, name: &str, v: &Bound<'_, PyAny>) -> PyResult<u64> {
-    crate::errors::int_arg(py, Format::Kameo, ARG, name, v, 0, i128::from(u64::MAX)).map(|n| n as u64)
+    if !v.is_instance_of::<PyInt>() || v.is_instance_of::<PyBool>() {
+        return Err(crate::errors::type_error(py, ARG, format!("{name} must be an int, not {}", type_name(v))));
+    }
+    crate::errors::int_arg(py, Format::Kameo, "KAMEO_INVALID_VALUE", name, v, 0, i128::from(u64::MAX)).map(|n| n as u64)
 }
 
 fn registration_dict<'py>(py: Python<'py>, id: &ActorId, remote_id: &str) -> PyResult<Bound<'py, PyDict>> {
@@ -217,9 +250,9 @@ fn encode_registration<'py>(
     py: Python<'py>,
     sequence_id: &Bound<'py, PyAny>,
     peer_id: Option<&Bound<'py, PyAny>>,
-    remote_id: KameoText,
+    remote_id: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let remote_id = &remote_id.0[..];
+    let remote_id = &text_arg(py, "remote_id", remote_id)?;
     let id = ActorId::new(u64_arg(py, "sequence_id", sequence_id)?, opt_peer_arg(py, peer_id)?);
     Ok(PyBytes::new(py, &ActorRegistration::new(id, remote_id).to_bytes()))
 }
@@ -228,15 +261,16 @@ fn encode_registration<'py>(
 /// with `actor_id` and `remote_id`.
 #[pyfunction]
 fn decode_registration<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
-    let reg = with_bytes_in(ARG, data, |b| ActorRegistration::from_bytes(b).py_err(py))?;
+    let reg = with_bytes_in(ARG, "data", data, |b| ActorRegistration::from_bytes(b).py_err(py))?;
     registration_dict(py, &reg.actor_id, &reg.remote_id)
 }
 
 /// The DHT record key kameo uses for an actor's registration:
 /// `{actor_name}:meta:{base58 peer id}`.
 #[pyfunction]
-fn metadata_key(py: Python<'_>, actor_name: KameoText, peer_id: &Bound<'_, PyAny>) -> PyResult<String> {
-    Ok(pk::metadata_key(&actor_name.0, &peer_arg(py, peer_id)?))
+fn metadata_key(py: Python<'_>, actor_name: &Bound<'_, PyAny>, peer_id: &Bound<'_, PyAny>) -> PyResult<String> {
+    let actor_name = text_arg(py, "actor_name", actor_name)?;
+    Ok(pk::metadata_key(&actor_name, &peer_arg(py, peer_id)?))
 }
 
 /// `(actor_name, peer_id)` of a metadata record key, as kameo validates it.
@@ -245,7 +279,7 @@ fn parse_metadata_key(py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<(Strin
     let parsed = if key.is_instance_of::<PyString>() {
         pk::parse_metadata_key(crate::errors::str_arg(py, Format::Kameo, ARG, "key", key)?.as_bytes())
     } else {
-        with_bytes_in(ARG, key, |b| Ok(pk::parse_metadata_key(b)))?
+        with_bytes_in(ARG, "key", key, |b| Ok(pk::parse_metadata_key(b)))?
     };
     let (name, peer) = parsed.py_err(py)?;
     Ok((name, peer.to_base58()))
@@ -253,15 +287,15 @@ fn parse_metadata_key(py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<(Strin
 
 /// The DHT provider key under which kameo announces `actor_name` (its UTF-8 bytes).
 #[pyfunction]
-fn provider_key<'py>(py: Python<'py>, actor_name: KameoText) -> Bound<'py, PyBytes> {
-    PyBytes::new(py, &pk::provider_key(&actor_name.0))
+fn provider_key<'py>(py: Python<'py>, actor_name: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+    Ok(PyBytes::new(py, &pk::provider_key(&text_arg(py, "actor_name", actor_name)?)))
 }
 
 /// Base58 peer id of a public key: 32 raw Ed25519 bytes, or a
 /// protobuf-encoded libp2p public key.
 #[pyfunction]
 fn peer_id_from_public_key(py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<String> {
-    with_bytes_in(ARG, key, |b| PeerId::from_public_key(b).py_err(py)).map(|p| p.to_base58())
+    with_bytes_in(ARG, "key", key, |b| PeerId::from_public_key(b).py_err(py)).map(|p| p.to_base58())
 }
 
 /// The multihash bytes of a base58 libp2p peer id.
@@ -273,7 +307,7 @@ fn peer_id_to_bytes<'py>(py: Python<'py>, peer_id: &Bound<'py, PyAny>) -> PyResu
 /// The base58 libp2p peer id of multihash bytes.
 #[pyfunction]
 fn peer_id_from_bytes(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<String> {
-    with_bytes_in(ARG, data, |b| PeerId::from_bytes(b).py_err(py)).map(|p| p.to_base58())
+    with_bytes_in(ARG, "data", data, |b| PeerId::from_bytes(b).py_err(py)).map(|p| p.to_base58())
 }
 
 /// `ActorId::to_bytes`: the sequence id (u64, little-endian) then the peer id's bytes
@@ -289,7 +323,7 @@ fn actor_id_to_bytes<'py>(py: Python<'py>, sequence_id: &Bound<'py, PyAny>, peer
 /// bytes hold no peer id).
 #[pyfunction]
 fn actor_id_from_bytes<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    let id = with_bytes_in(ARG, data, |b| ActorId::from_bytes(b).py_err(py))?;
+    let id = with_bytes_in(ARG, "data", data, |b| ActorId::from_bytes(b).py_err(py))?;
     from_value(py, &pk::actor_id_to_value(&id))
 }
 
@@ -300,16 +334,20 @@ fn actor_id_from_bytes<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResu
        text_signature = "(crate_name, crate_major, module_path, message_type, actor_type, impl_generics='')")]
 fn remote_message_id(
     py: Python<'_>,
-    crate_name: KameoText,
+    crate_name: &Bound<'_, PyAny>,
     crate_major: &Bound<'_, PyAny>,
-    module_path: KameoText,
-    message_type: KameoText,
-    actor_type: KameoText,
-    impl_generics: Option<KameoText>,
+    module_path: &Bound<'_, PyAny>,
+    message_type: &Bound<'_, PyAny>,
+    actor_type: &Bound<'_, PyAny>,
+    impl_generics: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<String> {
-    let impl_generics = impl_generics.map(|g| g.0).unwrap_or_default();
+    let crate_name = text_arg(py, "crate_name", crate_name)?;
+    let module_path = text_arg(py, "module_path", module_path)?;
+    let message_type = text_arg(py, "message_type", message_type)?;
+    let actor_type = text_arg(py, "actor_type", actor_type)?;
+    let impl_generics = crate::errors::opt_str_arg(py, Format::Kameo, ARG, "impl_generics", impl_generics)?.unwrap_or_default();
     let (crate_name, module_path, message_type, actor_type, impl_generics) =
-        (&crate_name.0[..], &module_path.0[..], &message_type.0[..], &actor_type.0[..], &impl_generics[..]);
+        (&crate_name[..], &module_path[..], &message_type[..], &actor_type[..], &impl_generics[..]);
     let major = u64_arg(py, "crate_major", crate_major)?;
     Ok(pk::remote_message_id(crate_name, major, module_path, message_type, actor_type, impl_generics))
 }
@@ -317,8 +355,8 @@ fn remote_message_id(
 /// The remote id kameo's `#[derive(RemoteActor)]` gives the actor `ident` in
 /// `module_path`: `module_path::ident`.
 #[pyfunction]
-fn remote_actor_id(module_path: KameoText, ident: KameoText) -> String {
-    pk::remote_actor_id(&module_path.0, &ident.0)
+fn remote_actor_id(py: Python<'_>, module_path: &Bound<'_, PyAny>, ident: &Bound<'_, PyAny>) -> PyResult<String> {
+    Ok(pk::remote_actor_id(&text_arg(py, "module_path", module_path)?, &text_arg(py, "ident", ident)?))
 }
 
 // ---------------------------------------------------------------- MessagePack
@@ -335,6 +373,6 @@ fn pack<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, 
 /// to lists, bin to bytes). Raises `KameoError`.
 #[pyfunction]
 fn unpack<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    let v = with_bytes_in(ARG, data, |b| msgpack::unpack(b).py_err(py))?;
+    let v = with_bytes_in(ARG, "data", data, |b| msgpack::unpack(b).py_err(py))?;
     from_value(py, &v)
 }

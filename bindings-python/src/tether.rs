@@ -6,7 +6,20 @@
 //! `memoryview` -> ByteArray, `list`/`tuple` -> Array, `uuid.UUID` -> UUID,
 //! `Proxy` -> proxy; decoding gives `bytes` for ByteArray and `list` for Array.
 
-use crate::buffer::with_bytes;
+use crate::buffer::with_bytes_in;
+
+/// The code of a parameter of a type Tether cannot take (the one Node gives).
+const WRONG_TYPE: &str = "TETHER_UNSUPPORTED_TYPE";
+
+fn with_bytes<R>(name: &str, obj: &Bound<'_, PyAny>, f: impl FnOnce(&[u8]) -> PyResult<R>) -> PyResult<R> {
+    with_bytes_in(WRONG_TYPE, name, obj, f)
+}
+
+/// `latin1` / `words`: `True` or `False` (None: the default); anything else
+/// is a `PolywireTypeError` `TETHER_INVALID_OPTION`.
+fn flag_arg(py: Python<'_>, name: &str, obj: Option<&Bound<'_, PyAny>>, default: bool) -> PyResult<bool> {
+    crate::errors::opt_bool_arg(py, "TETHER_INVALID_OPTION", name, obj, default)
+}
 use crate::errors::{to_pyerr, IntoPyResult};
 use polywire::tether::{self, Options, Text, Uuid, Value};
 use polywire::{Error, Format};
@@ -103,6 +116,13 @@ fn tether_error(code: &'static str, msg: String) -> Error {
 }
 
 fn exposure_hash_arg(py: Python<'_>, what: &str, v: &Bound<'_, PyAny>) -> PyResult<u32> {
+    // A bool is no exposure hash (as in Node; `int` arguments take no bools).
+    if v.is_instance_of::<PyBool>() {
+        return Err(to_pyerr(
+            py,
+            tether_error("TETHER_UNSUPPORTED_TYPE", format!("{what} exposure hash must be an int, not bool")),
+        ));
+    }
     if let Ok(n) = v.extract::<i128>() {
         if (0..=tether::MAX_EXPOSURE_HASH as i128).contains(&n) {
             return Ok(n as u32);
@@ -278,7 +298,7 @@ fn scalar_to_value(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
         return Ok(Value::ByteArray(b.as_bytes().to_vec()));
     }
     if obj.is_instance_of::<PyByteArray>() || obj.is_instance_of::<PyMemoryView>() {
-        return with_bytes(obj, |b| Ok(Value::ByteArray(b.to_vec())));
+        return with_bytes("a value", obj, |b| Ok(Value::ByteArray(b.to_vec())));
     }
     if let Ok(s) = obj.cast::<PyString>() {
         return Ok(Value::String(str_text(py, "a str", s)?));
@@ -440,33 +460,33 @@ fn arguments_arg(py: Python<'_>, arguments: &Bound<'_, PyAny>, max_depth: usize)
 /// list/tuple, `uuid.UUID`, `Proxy`. Strings are UTF-8 unless `latin1` (the JS bridge's
 /// one byte per character); Arrays nest at most `max_depth` levels. Raises `TetherError`.
 #[pyfunction]
-#[pyo3(signature = (value, latin1=false, max_depth=None), text_signature = "(value, latin1=False, max_depth=256)")]
-fn encode<'py>(py: Python<'py>, value: &Bound<'py, PyAny>, latin1: bool, max_depth: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyBytes>> {
+#[pyo3(signature = (value, latin1=None, max_depth=None), text_signature = "(value, latin1=False, max_depth=256)")]
+fn encode<'py>(py: Python<'py>, value: &Bound<'py, PyAny>, latin1: Option<&Bound<'py, PyAny>>, max_depth: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyBytes>> {
     let max_depth = max_depth_arg(py, max_depth)?;
     let v = to_value(py, value, 0, max_depth)?;
-    Ok(PyBytes::new(py, &tether::encode_with(&v, &options(latin1, max_depth)).py_err(py)?))
+    Ok(PyBytes::new(py, &tether::encode_with(&v, &options(flag_arg(py, "latin1", latin1, false)?, max_depth)).py_err(py)?))
 }
 
 /// The value of Tether bytes (the inverse of `encode`; bytes left after the value are
 /// an error). Raises `TetherError` with the byte offset.
 #[pyfunction]
-#[pyo3(signature = (data, latin1=false, max_depth=None), text_signature = "(data, latin1=False, max_depth=256)")]
-fn decode<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, latin1: bool, max_depth: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+#[pyo3(signature = (data, latin1=None, max_depth=None), text_signature = "(data, latin1=False, max_depth=256)")]
+fn decode<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, latin1: Option<&Bound<'py, PyAny>>, max_depth: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
     let max_depth = max_depth_arg(py, max_depth)?;
-    let v = with_bytes(data, |b| tether::decode_with(b, &options(latin1, max_depth)).py_err(py))?;
+    let v = with_bytes("data", data, |b| tether::decode_with(b, &options(flag_arg(py, "latin1", latin1, false)?, max_depth)).py_err(py))?;
     from_value(py, v)
 }
 
 /// `(uuid, receiver, selector, arguments)` -> bytes; a random UUID when None.
 #[pyfunction]
-#[pyo3(signature = (receiver, selector, arguments, uuid=None, latin1=false, max_depth=None), text_signature = "(receiver, selector, arguments, uuid=None, latin1=False, max_depth=256)")]
+#[pyo3(signature = (receiver, selector, arguments, uuid=None, latin1=None, max_depth=None), text_signature = "(receiver, selector, arguments, uuid=None, latin1=False, max_depth=256)")]
 fn encode_message_send<'py>(
     py: Python<'py>,
     receiver: &Bound<'py, PyAny>,
     selector: &Bound<'py, PyAny>,
     arguments: &Bound<'py, PyAny>,
     uuid: Option<&Bound<'py, PyAny>>,
-    latin1: bool,
+    latin1: Option<&Bound<'py, PyAny>>,
     max_depth: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let max_depth = max_depth_arg(py, max_depth)?;
@@ -484,15 +504,15 @@ fn encode_message_send<'py>(
         selector,
         arguments: arguments_arg(py, arguments, max_depth)?,
     };
-    Ok(PyBytes::new(py, &tether::encode_message_send_with(&send, &options(latin1, max_depth)).py_err(py)?))
+    Ok(PyBytes::new(py, &tether::encode_message_send_with(&send, &options(flag_arg(py, "latin1", latin1, false)?, max_depth)).py_err(py)?))
 }
 
 /// bytes -> `(uuid, receiver, selector, arguments)`.
 #[pyfunction]
-#[pyo3(signature = (data, latin1=false, max_depth=None), text_signature = "(data, latin1=False, max_depth=256)")]
-fn decode_message_send<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, latin1: bool, max_depth: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyTuple>> {
+#[pyo3(signature = (data, latin1=None, max_depth=None), text_signature = "(data, latin1=False, max_depth=256)")]
+fn decode_message_send<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, latin1: Option<&Bound<'py, PyAny>>, max_depth: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyTuple>> {
     let max_depth = max_depth_arg(py, max_depth)?;
-    let m = with_bytes(data, |b| tether::decode_message_send_with(b, &options(latin1, max_depth)).py_err(py))?;
+    let m = with_bytes("data", data, |b| tether::decode_message_send_with(b, &options(flag_arg(py, "latin1", latin1, false)?, max_depth)).py_err(py))?;
     let uuid = uuid_to_py(py, &m.uuid)?;
     let selector = PyString::new(py, &m.selector).into_any();
     let args = from_value(py, Value::Array(m.arguments))?;
@@ -501,26 +521,26 @@ fn decode_message_send<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, latin1: b
 
 /// An answer frame: the answer tag, the UUID (random when None) and the value.
 #[pyfunction]
-#[pyo3(signature = (value, uuid=None, latin1=false, max_depth=None), text_signature = "(value, uuid=None, latin1=False, max_depth=256)")]
+#[pyo3(signature = (value, uuid=None, latin1=None, max_depth=None), text_signature = "(value, uuid=None, latin1=False, max_depth=256)")]
 fn encode_answer<'py>(
     py: Python<'py>,
     value: &Bound<'py, PyAny>,
     uuid: Option<&Bound<'py, PyAny>>,
-    latin1: bool,
+    latin1: Option<&Bound<'py, PyAny>>,
     max_depth: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let max_depth = max_depth_arg(py, max_depth)?;
     let v = to_value(py, value, 0, max_depth)?;
     let u = uuid_arg(py, uuid)?;
-    Ok(PyBytes::new(py, &tether::encode_answer_with(&v, u, &options(latin1, max_depth)).py_err(py)?))
+    Ok(PyBytes::new(py, &tether::encode_answer_with(&v, u, &options(flag_arg(py, "latin1", latin1, false)?, max_depth)).py_err(py)?))
 }
 
 /// bytes -> `(uuid or None, result)`.
 #[pyfunction]
-#[pyo3(signature = (data, latin1=false, max_depth=None), text_signature = "(data, latin1=False, max_depth=256)")]
-fn decode_answer<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, latin1: bool, max_depth: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyTuple>> {
+#[pyo3(signature = (data, latin1=None, max_depth=None), text_signature = "(data, latin1=False, max_depth=256)")]
+fn decode_answer<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, latin1: Option<&Bound<'py, PyAny>>, max_depth: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyTuple>> {
     let max_depth = max_depth_arg(py, max_depth)?;
-    let a = with_bytes(data, |b| tether::decode_answer_with(b, &options(latin1, max_depth)).py_err(py))?;
+    let a = with_bytes("data", data, |b| tether::decode_answer_with(b, &options(flag_arg(py, "latin1", latin1, false)?, max_depth)).py_err(py))?;
     let uuid = match &a.uuid {
         Some(u) => uuid_to_py(py, u)?,
         None => py.None().into_bound(py),
@@ -538,35 +558,36 @@ fn encode_handshake<'py>(py: Python<'py>, exposure_hash: &Bound<'py, PyAny>) -> 
 /// The exposure hash of a handshake word (4 bytes).
 #[pyfunction]
 fn decode_handshake(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<u32> {
-    with_bytes(data, |b| tether::decode_handshake(b).py_err(py))
+    with_bytes("data", data, |b| tether::decode_handshake(b).py_err(py))
 }
 
 /// Lowercase hex of bytes, as the MCP `send` tool carries them.
 #[pyfunction]
 fn to_hex(data: &Bound<'_, PyAny>) -> PyResult<String> {
-    with_bytes(data, |b| Ok(tether::to_hex(b)))
+    with_bytes("data", data, |b| Ok(tether::to_hex(b)))
 }
 
 /// Bytes of hex text under the `send` tool's checklist: hex digits only (either
 /// case); with `words` (the default) a whole number of 32-bit words, else any whole
 /// number of bytes. Raises `TetherError` (`TETHER_HEX_*`) naming the offending word.
 #[pyfunction]
-#[pyo3(signature = (hex, words=true))]
-fn from_hex<'py>(py: Python<'py>, hex: &Bound<'py, PyAny>, words: bool) -> PyResult<Bound<'py, PyBytes>> {
+#[pyo3(signature = (hex, words=None), text_signature = "(hex, words=True)")]
+fn from_hex<'py>(py: Python<'py>, hex: &Bound<'py, PyAny>, words: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyBytes>> {
     let hex = text_arg(py, "hex", hex)?;
+    let words = flag_arg(py, "words", words, true)?;
     let b = if words { tether::from_hex(&hex) } else { tether::from_hex_bytes(&hex) }.py_err(py)?;
     Ok(PyBytes::new(py, &b))
 }
 
 /// `(receiver, selector, arguments)` -> the `send` tool's argument dict.
 #[pyfunction]
-#[pyo3(signature = (receiver, selector, arguments, latin1=false, max_depth=None), text_signature = "(receiver, selector, arguments, latin1=False, max_depth=256)")]
+#[pyo3(signature = (receiver, selector, arguments, latin1=None, max_depth=None), text_signature = "(receiver, selector, arguments, latin1=False, max_depth=256)")]
 fn tool_arguments<'py>(
     py: Python<'py>,
     receiver: &Bound<'py, PyAny>,
     selector: &Bound<'py, PyAny>,
     arguments: &Bound<'py, PyAny>,
-    latin1: bool,
+    latin1: Option<&Bound<'py, PyAny>>,
     max_depth: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let max_depth = max_depth_arg(py, max_depth)?;
@@ -576,7 +597,7 @@ fn tool_arguments<'py>(
     };
     let r = to_value(py, receiver, 0, max_depth)?;
     let args = arguments_arg(py, arguments, max_depth)?;
-    let t = tether::tool_arguments(&r, &selector, &args, &options(latin1, max_depth)).py_err(py)?;
+    let t = tether::tool_arguments(&r, &selector, &args, &options(flag_arg(py, "latin1", latin1, false)?, max_depth)).py_err(py)?;
     let d = PyDict::new(py);
     d.set_item("receiver", t.receiver)?;
     d.set_item("selector", t.selector)?;
@@ -586,20 +607,20 @@ fn tool_arguments<'py>(
 
 /// The hex result of the `send` tool -> its value (answer tag optional).
 #[pyfunction]
-#[pyo3(signature = (hex, latin1=false, max_depth=None), text_signature = "(hex, latin1=False, max_depth=256)")]
-fn decode_result_hex<'py>(py: Python<'py>, hex: &Bound<'py, PyAny>, latin1: bool, max_depth: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+#[pyo3(signature = (hex, latin1=None, max_depth=None), text_signature = "(hex, latin1=False, max_depth=256)")]
+fn decode_result_hex<'py>(py: Python<'py>, hex: &Bound<'py, PyAny>, latin1: Option<&Bound<'py, PyAny>>, max_depth: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
     let max_depth = max_depth_arg(py, max_depth)?;
     let hex = text_arg(py, "hex", hex)?;
-    let v = tether::decode_result_hex(&hex, &options(latin1, max_depth)).py_err(py)?;
+    let v = tether::decode_result_hex(&hex, &options(flag_arg(py, "latin1", latin1, false)?, max_depth)).py_err(py)?;
     from_value(py, v)
 }
 
 /// The `send` tool's output, `{"result": "<hex>"}` as a dict or as JSON text
 /// (str or bytes) -> the result value.
 #[pyfunction]
-#[pyo3(signature = (output, latin1=false, max_depth=None), text_signature = "(output, latin1=False, max_depth=256)")]
-fn read_tool_result<'py>(py: Python<'py>, output: &Bound<'py, PyAny>, latin1: bool, max_depth: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
-    let opts = options(latin1, max_depth_arg(py, max_depth)?);
+#[pyo3(signature = (output, latin1=None, max_depth=None), text_signature = "(output, latin1=False, max_depth=256)")]
+fn read_tool_result<'py>(py: Python<'py>, output: &Bound<'py, PyAny>, latin1: Option<&Bound<'py, PyAny>>, max_depth: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+    let opts = options(flag_arg(py, "latin1", latin1, false)?, max_depth_arg(py, max_depth)?);
     let v = if let Ok(d) = output.cast::<PyDict>() {
         // A dict subclass's __getitem__ may run; the result is held strongly.
         match d.get_item("result")? {
@@ -612,7 +633,7 @@ fn read_tool_result<'py>(py: Python<'py>, output: &Bound<'py, PyAny>, latin1: bo
     } else if let Ok(s) = output.cast::<PyString>() {
         tether::read_tool_result(str_text(py, "the output", s)?.as_bytes(), &opts)
     } else {
-        with_bytes(output, |b| Ok(tether::read_tool_result(b, &opts)))?
+        with_bytes("output", output, |b| Ok(tether::read_tool_result(b, &opts)))?
     }
     .py_err(py)?;
     from_value(py, v)

@@ -109,6 +109,14 @@ fn delimiter_arg(d: &Bound<'_, PyAny>) -> PyResult<Delimiter> {
     Err(if d.is_instance_of::<PyString>() { varg(true, msg) } else { targ(msg) })
 }
 
+/// A hook (`default`, `parse_float`, ...): callable, or None (left out).
+fn hook_arg(name: &str, hook: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    match hook {
+        Some(h) if !h.is_callable() => Err(targ(format!("{name} must be callable (or None), not {}", type_name(h)))),
+        _ => Ok(()),
+    }
+}
+
 /// `"off"` / `"safe"` (or None for off), for key_folding and expand_paths.
 fn safe_arg(name: &str, v: Option<&Bound<'_, PyAny>>, encode: bool) -> PyResult<bool> {
     let Some(v) = v else { return Ok(false) };
@@ -904,6 +912,7 @@ fn dumps<'py>(
         }
     }
     let default = default.filter(|d| !d.is_none());
+    hook_arg("default", default.as_ref())?;
     let mut ctx = Ctx { py, default, sort_keys, converted: HashMap::new(), dicts_converted: false, checked: false, big_digits: Default::default() };
     if sort_keys {
         ctx.check(obj, 0).map_err(|e| e.into_pyerr(py))?;
@@ -1093,6 +1102,10 @@ fn loads<'py>(
     let some = |h: Option<Bound<'py, PyAny>>| h.filter(|h| !h.is_none());
     let (parse_float, parse_int, object_hook, object_pairs_hook) =
         (some(parse_float), some(parse_int), some(object_hook), some(object_pairs_hook));
+    hook_arg("parse_float", parse_float.as_ref())?;
+    hook_arg("parse_int", parse_int.as_ref())?;
+    hook_arg("object_hook", object_hook.as_ref())?;
+    hook_arg("object_pairs_hook", object_pairs_hook.as_ref())?;
     let hooks = parse_float.is_some() || parse_int.is_some() || object_hook.is_some() || object_pairs_hook.is_some();
     let mut hb = HookBuilder { inner: PyBuilder::new(py, Format::Toon), parse_float, parse_int, object_hook, object_pairs_hook };
     let mut fast = PyBuilder::new(py, Format::Toon);
@@ -1117,7 +1130,7 @@ fn loads<'py>(
         return run(b.as_bytes());
     }
     if s.is_instance_of::<pyo3::types::PyByteArray>() || s.is_instance_of::<pyo3::types::PyMemoryView>() {
-        return crate::buffer::with_bytes(s, run);
+        return crate::buffer::with_bytes_in(ARG, "s", s, run);
     }
-    Err(targ(format!("the TOON document must be str, bytes or bytearray, not {}", type_name(s))))
+    Err(targ(format!("s (the TOON document) must be str, bytes or bytearray, not {}", type_name(s))))
 }

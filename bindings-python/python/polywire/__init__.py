@@ -13,8 +13,9 @@ Submodules, one per format:
 
 Every error raised for bad input is a :class:`PolywireError` (a ``ValueError``) with
 ``code`` (a stable string), ``offset`` (byte offset or ``None``), ``line`` and ``column``.
-An argument or value of the wrong type is a :class:`PolywireTypeError` (a ``TypeError``)
-with the same attributes. A container changed by Python code while it is encoded is
+An argument or value of the wrong type is a :class:`PolywireTypeError` (a ``TypeError``,
+and a :class:`PolywireError` too, so ``except PolywireError`` catches every error polywire
+raises) with the same attributes, its message naming the parameter. A container changed by Python code while it is encoded is
 the format's error with code ``<FORMAT>_VALUE_CHANGED`` (AXON: ``invalid_envelope``);
 no ``OverflowError``, ``UnicodeError`` or ``PanicException`` escapes.
 """

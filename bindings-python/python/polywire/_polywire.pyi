@@ -34,11 +34,13 @@ class PolywireError(ValueError):
     msg: str
     """The message without the position."""
 
-class PolywireTypeError(TypeError):
+class PolywireTypeError(TypeError, PolywireError):
     """An argument or value of a type polywire cannot take: wrong argument types,
-    values with no wire form. Carries the same attributes as :class:`PolywireError`
-    (``code`` such as ``KADO_INVALID_ARGUMENT`` or ``TOON_UNSUPPORTED_TYPE``;
-    ``offset``, ``line`` and ``column`` are ``None``).
+    values with no wire form. A ``TypeError`` and a :class:`PolywireError` (so
+    ``except polywire.PolywireError`` catches every error polywire raises), with
+    ``code`` such as ``KADO_INVALID_ARGUMENT`` or ``TOON_UNSUPPORTED_TYPE``;
+    ``offset``, ``line`` and ``column`` are ``None``. The message names the
+    parameter and what it accepts.
 
     Error policy of every public function: a wrong type is a ``PolywireTypeError``;
     a value of the right type that is out of range (negative or too large ints,
@@ -50,21 +52,27 @@ class PolywireTypeError(TypeError):
     ``OverflowError``, a ``UnicodeError`` nor a ``pyo3_runtime.PanicException``
     escapes."""
 
-    code: str
-    offset: int | None
-    line: int | None
-    column: int | None
-    msg: str
+class KadoError(PolywireError):
+    """A Kado frame could not be encoded or decoded (codes ``KADO_*``, with the byte ``offset``)."""
 
-class KadoError(PolywireError): ...
 class ToonDecodeError(PolywireError):
+    """TOON text could not be decoded (codes ``TOON_*``, with ``line`` and ``column`` where they apply)."""
+
     source: str | None
     """The offending line as written (without its line break), when the error has a line."""
 
-class ToonEncodeError(PolywireError): ...
-class TetherError(PolywireError): ...
-class AxonError(PolywireError): ...
-class KameoError(PolywireError): ...
+class ToonEncodeError(PolywireError):
+    """A value could not be encoded as TOON text (codes ``TOON_*``)."""
+
+class TetherError(PolywireError):
+    """A Tether value could not be encoded or decoded (codes ``TETHER_*``, with the byte ``offset``)."""
+
+class AxonError(PolywireError):
+    """An AXON envelope is invalid; ``code`` is the protocol's error code (``invalid_envelope``,
+    ``unknown_kind``, ...)."""
+
+class KameoError(PolywireError):
+    """A Kameo message could not be encoded or decoded (codes ``KAMEO_*``, with the byte ``offset``)."""
 
 kado: ModuleType
 toon: ModuleType

@@ -45,7 +45,7 @@ Error codes: ``KAMEO_EOF``, ``KAMEO_CBOR_TYPE``, ``KAMEO_CBOR_UNSUPPORTED``,
 ``KAMEO_REGISTRATION_EMPTY``, ``KAMEO_REGISTRATION_TRUNCATED``,
 ``KAMEO_INVALID_METADATA_KEY``, ``KAMEO_INVALID_VALUE``, ``KAMEO_MSGPACK_EOF``,
 ``KAMEO_MSGPACK_RESERVED``, ``KAMEO_MSGPACK_EXT``, ``KAMEO_MSGPACK_INVALID_UTF8``,
-``KAMEO_MSGPACK_TRAILING``, ``KAMEO_MSGPACK_DEPTH_LIMIT``,
+``KAMEO_MSGPACK_TRAILING`` (nesting too deep for MessagePack is ``KAMEO_DEPTH_LIMIT``, as for CBOR),
 ``KAMEO_MSGPACK_INTEGER_RANGE``, ``KAMEO_MSGPACK_TOO_LONG``,
 ``KAMEO_MSGPACK_UNHASHABLE_KEY``.
 """
@@ -55,7 +55,7 @@ from __future__ import annotations
 import datetime
 import math
 
-from polywire._polywire import KameoError
+from polywire._polywire import KameoError, PolywireTypeError
 from polywire._polywire import kameo as _native
 
 __all__ = [
@@ -119,14 +119,33 @@ pack = _native.pack
 unpack = _native.unpack
 
 
-def _error(code: str, message: str) -> KameoError:
-    e = KameoError(message)
+def _error(code: str, message: str, cls: type = KameoError) -> Exception:
+    e = cls(message)
     e.code, e.offset, e.line, e.column, e.msg = code, None, None, None, message
     return e
 
 
+def _type_error(message: str) -> Exception:
+    """A wrong-type argument: ``PolywireTypeError`` with ``KAMEO_INVALID_ARGUMENT``."""
+    return _error("KAMEO_INVALID_ARGUMENT", message, PolywireTypeError)
+
+
+_U64_MAX = 2**64 - 1
+
+
 def actor_id(sequence_id: int, peer_id: str | bytes | None = None) -> dict:
-    """An actor id value: ``{"sequence_id": ..., "peer_id": ...}``."""
+    """An actor id value: ``{"sequence_id": ..., "peer_id": ...}``. ``sequence_id`` is
+    checked as :func:`actor_id_to_bytes` checks it (an int 0 to 2**64 - 1); ``peer_id``
+    (base58 text, its bytes or None) only for its type, and returned as given: a malformed
+    peer id fails when the request is encoded."""
+    if isinstance(sequence_id, bool) or not isinstance(sequence_id, int):
+        raise _type_error(f"sequence_id must be an int, not {type(sequence_id).__name__}")
+    if not 0 <= sequence_id <= _U64_MAX:
+        # int.__repr__: no subclass code runs, and a huge int is not printed.
+        shown = int.__repr__(sequence_id) if sequence_id.bit_length() < 256 else f"an int of {sequence_id.bit_length()} bits"
+        raise _error("KAMEO_INVALID_VALUE", f"sequence_id must be an int in 0..=18446744073709551615, got {shown}")
+    if peer_id is not None and not isinstance(peer_id, (str, bytes, bytearray, memoryview)):
+        raise _type_error(f"peer_id must be a base58 peer id (str), its bytes or None, not {type(peer_id).__name__}")
     return {"sequence_id": sequence_id, "peer_id": peer_id}
 
 
@@ -134,22 +153,31 @@ def duration(value) -> dict | None:
     """A ``Duration`` value ``{"secs", "nanos"}`` from seconds (int or float), a
     :class:`datetime.timedelta`, a ``(secs, nanos)`` pair or such a dict; ``None``
     stays ``None``."""
+    return _duration(value, "value")
+
+
+def _duration(value, name: str) -> dict | None:
     if value is None or isinstance(value, dict):
         return value
     if isinstance(value, datetime.timedelta):
         total_us = (value.days * 86400 + value.seconds) * 1_000_000 + value.microseconds
         if total_us < 0:
-            raise _error("KAMEO_INVALID_VALUE", "a Duration cannot be negative")
+            raise _error("KAMEO_INVALID_VALUE", f"{name}: a Duration cannot be negative")
         return {"secs": total_us // 1_000_000, "nanos": (total_us % 1_000_000) * 1000}
-    if isinstance(value, tuple):
+    if isinstance(value, tuple) and len(value) == 2:
         secs, nanos = value
         return {"secs": secs, "nanos": nanos}
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"expected seconds, a timedelta or (secs, nanos), got {type(value).__name__}")
+        raise _type_error(
+            f"{name} must be a Duration: seconds (int or float), a timedelta, (secs, nanos) or "
+            f"{{'secs', 'nanos'}}, not {type(value).__name__}"
+        )
     if isinstance(value, int):
+        if value < 0:
+            raise _error("KAMEO_INVALID_VALUE", f"{name}: a Duration must be non-negative, got {int.__repr__(value) if value.bit_length() < 256 else 'a huge negative int'}")
         return {"secs": value, "nanos": 0}
     if not math.isfinite(value) or value < 0:
-        raise _error("KAMEO_INVALID_VALUE", f"a Duration must be finite and non-negative, got {value!r}")
+        raise _error("KAMEO_INVALID_VALUE", f"{name}: a Duration must be finite and non-negative, got {value!r}")
     secs = math.floor(value)
     nanos = round((value - secs) * 1_000_000_000)
     if nanos == 1_000_000_000:
@@ -158,7 +186,11 @@ def duration(value) -> dict | None:
 
 
 def _actor(value) -> dict:
-    return value if isinstance(value, dict) else actor_id(value)
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _type_error(f"actor_id must be an actor id dict or a sequence id (int), not {type(value).__name__}")
+    return actor_id(value)
 
 
 def ask(
@@ -180,8 +212,8 @@ def ask(
             "actor_remote_id": actor_remote_id,
             "message_remote_id": message_remote_id,
             "payload": payload,
-            "mailbox_timeout": duration(mailbox_timeout),
-            "reply_timeout": duration(reply_timeout),
+            "mailbox_timeout": _duration(mailbox_timeout, "mailbox_timeout"),
+            "reply_timeout": _duration(reply_timeout, "reply_timeout"),
             "immediate": immediate,
         }
     }
@@ -203,7 +235,7 @@ def tell(
             "actor_remote_id": actor_remote_id,
             "message_remote_id": message_remote_id,
             "payload": payload,
-            "mailbox_timeout": duration(mailbox_timeout),
+            "mailbox_timeout": _duration(mailbox_timeout, "mailbox_timeout"),
             "immediate": immediate,
         }
     }

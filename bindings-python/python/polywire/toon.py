@@ -35,7 +35,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import IO, Any
 
-from polywire._polywire import ToonDecodeError, ToonEncodeError
+from polywire._polywire import PolywireTypeError, ToonDecodeError, ToonEncodeError
 from polywire._polywire import toon as _native
 
 __all__ = [
@@ -75,12 +75,24 @@ decode = loads
 """Alias of :func:`loads`, the name used by the other TOON implementations."""
 
 
+def _file_arg(fp: Any, method: str, what: str) -> Any:
+    """``fp.<method>``, or ``PolywireTypeError`` (``TOON_INVALID_ARGUMENT``)."""
+    f = getattr(fp, method, None)
+    if not callable(f):
+        message = f"fp must be {what} (an object with a {method}() method), not {type(fp).__name__}"
+        e = PolywireTypeError(message)
+        e.code, e.offset, e.line, e.column, e.msg = "TOON_INVALID_ARGUMENT", None, None, None, message
+        raise e
+    return f
+
+
 def dump(obj: Any, fp: IO[str], **kwargs: Any) -> None:
     """Serialize ``obj`` as a TOON document to the text file ``fp``.
 
     Accepts the same keyword options as :func:`dumps`.
     """
-    fp.write(dumps(obj, **kwargs))
+    write = _file_arg(fp, "write", "a text file")
+    write(dumps(obj, **kwargs))
 
 
 def load(fp: IO[str] | IO[bytes], **kwargs: Any) -> Any:
@@ -88,4 +100,4 @@ def load(fp: IO[str] | IO[bytes], **kwargs: Any) -> Any:
 
     Accepts the same keyword options as :func:`loads`.
     """
-    return loads(fp.read(), **kwargs)
+    return loads(_file_arg(fp, "read", "a file")(), **kwargs)
