@@ -2,10 +2,11 @@
 // Root entry point: every format as a namespace, plus the error classes.
 // Prefer the subpath exports (`polywire/kado`, ...) in application code.
 const errors = require('./errors.js')
+const toon = require('./toon.js')
 
 module.exports = {
   kado: require('./kado.js'),
-  toon: require('./toon.js'),
+  toon,
   tether: require('./tether.js'),
   axon: require('./axon.js'),
   kameo: require('./kameo.js'),
@@ -14,4 +15,6 @@ module.exports = {
   TetherError: errors.TetherError,
   AxonError: errors.AxonError,
   KameoError: errors.KameoError,
+  ToonDecodeError: toon.ToonDecodeError,
+  ToonEncodeError: toon.ToonEncodeError,
 }
