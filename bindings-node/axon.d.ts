@@ -114,6 +114,7 @@ export interface CapabilitiesPayload {
 }
 /** The payload of an `error` (`errorEnvelope`). */
 export interface ErrorPayload {
+  /** The protocol error code. */
   code: ErrorCode
   /** What went wrong and what to try instead. */
   message: string
@@ -144,7 +145,9 @@ export interface Envelope<K extends Kind = Kind> {
   v: number
   /** UUID v4, lowercase hyphenated. */
   id: string
+  /** The sender's agent id. */
   from: AgentId
+  /** The recipient's agent id. */
   to: AgentId
   /** Unix time in milliseconds. */
   ts: number

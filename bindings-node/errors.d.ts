@@ -5,6 +5,10 @@
  * of a bad argument, which carry a `code` too.
  */
 export declare class PolywireError extends Error {
+  /**
+   * `name` is the class's name; `offset`, `line` and `column` default to
+   * `null`. (polywire constructs its errors; so may a caller.)
+   */
   constructor(message: string, code: string, position?: { offset?: number; line?: number; column?: number | null })
   /** Stable machine-readable code, e.g. `KADO_TRUNCATED_PAYLOAD`. */
   readonly code: string
@@ -15,7 +19,11 @@ export declare class PolywireError extends Error {
   /** 1-based column (text formats), or `null`. */
   readonly column: number | null
 }
+/** A Kado frame could not be encoded or decoded (codes `KADO_*`, with the byte `offset`). */
 export declare class KadoError extends PolywireError {}
+/** A Tether value could not be encoded or decoded (codes `TETHER_*`, with the byte `offset`). */
 export declare class TetherError extends PolywireError {}
+/** An AXON envelope is invalid; `code` is the protocol's error code (`invalid_envelope`, `unknown_kind`, ...). */
 export declare class AxonError extends PolywireError {}
+/** A Kameo message could not be encoded or decoded (codes `KAMEO_*`, with the byte `offset`). */
 export declare class KameoError extends PolywireError {}

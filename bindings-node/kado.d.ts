@@ -80,6 +80,7 @@ export interface TOONRawMessage {
  * TypeError/RangeError with code `KADO_INVALID_ARGUMENT`.
  */
 export interface DecompressOptions {
+  /** Largest decompressed payload accepted, in bytes. Default 16 MiB. */
   maxSize?: number
 }
 

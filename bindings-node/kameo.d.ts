@@ -80,11 +80,17 @@ export interface Ask {
 }
 /** `SwarmRequest::Tell`: a message without a reply (fields as in `Ask`). */
 export interface Tell {
+  /** The receiving actor. */
   actor_id: ActorId
+  /** The actor's remote id (`remoteActorId`). */
   actor_remote_id: string
+  /** The message's remote id (`remoteMessageId`). */
   message_remote_id: string
+  /** The message, MessagePack (`pack`). */
   payload: Uint8Array
+  /** How long to wait for room in the actor's mailbox (`null` for none). */
   mailbox_timeout?: Duration | null
+  /** Fail with `MailboxFull` rather than wait when the mailbox is full. */
   immediate: boolean
 }
 /** Where an actor panicked (`ActorStopReason.Panicked`). */

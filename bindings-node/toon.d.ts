@@ -131,6 +131,7 @@ export declare class ToonEncodeError extends PolywireError {}
 
 /** Text emitted verbatim at a primitive position. */
 export interface RawString {
+  /** The text, emitted as is. */
   readonly value: string
 }
 /** Wrap pre-formatted text to be emitted verbatim (typically from a replacer). */

@@ -5,6 +5,7 @@ export const {
   DELIMITERS,
   MAX_DEPTH,
   MAX_INDENT,
+  PolywireError,
   ToonDecodeError,
   ToonEncodeError,
   decode,

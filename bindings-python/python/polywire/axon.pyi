@@ -36,82 +36,137 @@ _Bytes = bytes | bytearray | memoryview
 # ``if typing.TYPE_CHECKING:``.
 Kind = Literal["hello", "ping", "pong", "query", "response", "delegate", "ack", "result",
                "notify", "cancel", "discover", "capabilities", "error"]
+"""A message kind (the envelope's ``kind``): the 13 of ``KINDS``."""
 ErrorCode = Literal["not_authorized", "unknown_domain", "overloaded", "internal", "timeout",
                     "cancelled", "incompatible_version", "unknown_kind", "peer_not_found", "invalid_envelope"]
+"""A protocol error code (an ``error`` payload's ``code``, :attr:`AxonError.code`): the 10 of
+``ERROR_CODES``."""
 Stream = Literal["bidirectional", "unidirectional"]
+"""The type of QUIC stream a message travels on (:meth:`Session.receive`'s ``stream``)."""
 Route = Literal["open_bidirectional", "reply_on_request_stream", "open_unidirectional"]
+"""Where to write an outbound message: a new bidirectional stream (a request; read the reply
+from it), the stream the request came in on (a reply; then finish it), or a new
+unidirectional stream (a message that expects no reply)."""
 
 PROTOCOL_VERSION: Final[int]
+"""1: the protocol version this module speaks and offers in hello by default."""
 MAX_MESSAGE_SIZE: Final[int]
+"""65536: the largest message body :func:`decode` accepts, in bytes."""
 REPLAY_WINDOW_MS: Final[int]
+"""300000: how long (ms) a :class:`Session` remembers a received id to drop replays."""
 DEFAULT_DEADLINE_MS: Final[int]
+"""30000: a request's deadline (ms) when its payload gives no ``deadline_ms``."""
 KINDS: Final[tuple[Kind, ...]]
+"""The 13 message kinds, in the protocol's order."""
 REQUIRED_KINDS: Final[tuple[Kind, ...]]
+"""The kinds every agent must support: hello, ping, pong, query, response, notify, error."""
 OPTIONAL_KINDS: Final[tuple[Kind, ...]]
+"""The kinds an agent lists in its hello ``features`` when it supports them: delegate, ack,
+result, cancel, discover, capabilities."""
 ERROR_CODES: Final[tuple[ErrorCode, ...]]
+"""The 10 protocol error codes."""
 
 class KindRule(TypedDict):
+    """The rules of a kind (a value of ``KIND_RULES``)."""
+
     required: bool
+    """Whether every agent must support it (else it is a hello feature)."""
     expects_response: bool
+    """Whether it is a request (sent on a bidirectional stream, answered there)."""
     response_kinds: list[Kind]
+    """The kinds that answer it on its stream."""
     later_responses: list[Kind]
+    """Kinds that answer it later, as new messages (a delegate's ``result``)."""
     stream: Stream
+    """The stream type it travels on."""
     fields: list[tuple[str, bool]]
+    """Its payload fields, as ``(name, required)`` pairs."""
 
 KIND_RULES: Final[dict[Kind, KindRule]]
 PAYLOAD_DEFAULTS: Final[dict[Kind, dict[str, Any]]]
+"""Per kind, the payload fields :func:`decode` and :func:`validate` fill in when absent and
+their values (``{"query": {"max_tokens": 0, "deadline_ms": 30000}, ...}``)."""
 
 # Payload shapes, as decode returns them (defaults filled).
 class HelloPayload(TypedDict, total=False):
+    """The payload of a ``hello`` (request, and reply with ``selected_version``)."""
+
     protocol_versions: list[int]
+    """Versions the sender speaks, ascending, e.g. ``[1]``."""
     selected_version: Optional[int]
+    """The responder's choice (only in the reply)."""
     agent_name: Optional[str]
     features: list[str]
+    """Optional kinds supported. Default ``[]``."""
 
 class PongPayload(TypedDict, total=False):
+    """The payload of a ``pong`` (the answer to a ``ping``)."""
+
     status: Literal["idle", "busy", "overloaded"]
     uptime_secs: int
     active_tasks: int
     agent_name: Optional[str]
 
 class QueryPayload(TypedDict, total=False):
+    """The payload of a ``query`` (answered with ``response`` or ``error``)."""
+
     question: str
     domain: Optional[str]
+    """Dot-separated topic hint such as ``family.calendar``."""
     max_tokens: int
+    """Token budget for the answer; 0 = no limit (the default)."""
     deadline_ms: int
+    """How long the sender waits, in ms. Default 30000."""
 
 class ResponsePayload(TypedDict, total=False):
+    """The payload of a ``response`` (the answer to a ``query``)."""
+
     data: Any
     summary: str
     tokens_used: Optional[int]
     truncated: Optional[bool]
 
 class DelegatePayload(TypedDict, total=False):
+    """The payload of a ``delegate`` (acknowledged with ``ack``, reported with ``result``)."""
+
     task: str
     context: Any
     priority: Literal["normal", "urgent"]
+    """Default ``"normal"``."""
     report_back: bool
+    """Send a ``result`` when done? Default True."""
     deadline_ms: Optional[int]
 
 class AckPayload(TypedDict, total=False):
+    """The payload of an ``ack`` (the answer to a ``delegate`` or ``cancel``)."""
+
     accepted: bool
     estimated_ms: Optional[int]
 
 class ResultPayload(TypedDict, total=False):
+    """The payload of a ``result`` (a delegated task's outcome)."""
+
     status: Literal["completed", "failed", "partial"]
     outcome: str
     data: Any
     error: Optional[str]
 
 class NotifyPayload(TypedDict, total=False):
+    """The payload of a ``notify`` (no reply)."""
+
     topic: str
     data: Any
     importance: Literal["low", "medium", "high"]
+    """Default ``"low"``."""
 
 class CancelPayload(TypedDict, total=False):
+    """The payload of a ``cancel`` (answered with ``ack``)."""
+
     reason: Optional[str]
 
 class CapabilitiesPayload(TypedDict, total=False):
+    """The payload of ``capabilities`` (the answer to ``discover``)."""
+
     agent_name: Optional[str]
     domains: list[str]
     channels: list[str]
@@ -120,15 +175,24 @@ class CapabilitiesPayload(TypedDict, total=False):
     model: Optional[str]
 
 class ErrorPayload(TypedDict, total=False):
+    """The payload of an ``error`` (:func:`error_envelope`)."""
+
     code: ErrorCode
+    """The protocol error code."""
     message: str
+    """What went wrong and what to try instead."""
     retryable: bool
+    """Default False."""
 
 Payload = Union[HelloPayload, PongPayload, QueryPayload, ResponsePayload, DelegatePayload, AckPayload,
                 ResultPayload, NotifyPayload, CancelPayload, CapabilitiesPayload, ErrorPayload, dict[str, Any]]
+"""A payload of any kind (``ping`` and ``discover`` take ``{}``); unknown fields are kept."""
 
 Envelope = TypedDict("Envelope", {"v": int, "id": str, "from": str, "to": str, "ts": int, "kind": Kind,
                                   "ref": Optional[str], "payload": dict[str, Any]})
+"""A message: ``v`` (protocol version), ``id`` (UUID v4, lowercase), ``from``/``to`` (agent
+ids), ``ts`` (Unix time in ms), ``kind``, ``ref`` (the id of the message this one answers, or
+None) and ``payload``. (A functional TypedDict: ``from`` is a keyword.)"""
 # An envelope argument: one this module returned, or any dict (validated at runtime).
 _EnvelopeArg = Union[Envelope, dict[str, Any]]
 
@@ -159,8 +223,14 @@ def agent_id(public_key: _Bytes) -> str:
 def agent_id_from_seed(seed: _Bytes) -> str:
     """The agent id of the key pair with this 32-byte private seed."""
 
-def public_key_from_seed(seed: _Bytes) -> bytes: ...
-def is_agent_id(s: str) -> bool: ...
+def public_key_from_seed(seed: _Bytes) -> bytes:
+    """The 32-byte Ed25519 public key of the key pair whose 32-byte private seed is ``seed``.
+    Another length raises :class:`AxonError` ``invalid_envelope``."""
+
+def is_agent_id(s: str) -> bool:
+    """Whether ``s`` is an agent id: ``"ed25519."`` and 32 hex digits (either case). A
+    non-``str`` raises :class:`polywire.PolywireTypeError` (``invalid_envelope``)."""
+
 def same_agent(a: str, b: str) -> bool:
     """Compare agent ids as the protocol does (hex case-insensitive)."""
 
@@ -168,21 +238,41 @@ def negotiate(local_versions: Sequence[int], remote_versions: Sequence[int]) -> 
     """The highest common version; AxonError ``incompatible_version`` when there is none."""
 
 class Pending(TypedDict):
+    """A request a :class:`Session` sent and still expects an answer to."""
+
     id: str
+    """The request's id."""
     kind: Kind
+    """The request's kind."""
     to: str
+    """The agent it was sent to; only that agent's replies match it."""
     sent_ms: int
+    """When it was sent (the ``now_ms`` of :meth:`Session.send`)."""
     deadline_ms: int
+    """How long to wait (the payload's ``deadline_ms``, else 30000)."""
     report_back: bool
+    """For a delegate: whether it asked for a ``result``."""
     awaiting_result: bool
+    """A delegate that was acknowledged and awaits its ``result`` (it no longer expires:
+    :meth:`Session.forget` it when giving up)."""
 
 class Outbound(TypedDict):
+    """What :meth:`Session.hello` and :meth:`Session.send` return: the message and where to
+    write it."""
+
     bytes: bytes
+    """The encoded message body."""
     route: Route
+    """Where to write it."""
     envelope: Envelope
+    """The message, as sent."""
 
 class Inbound(TypedDict, total=False):
+    """What :meth:`Session.receive` says to do with a message: ``deliver`` it to the
+    application, ``respond`` on the same stream, or ignore it (``dropped``)."""
+
     action: Literal["deliver", "respond", "dropped"]
+    """What to do; the other keys depend on it."""
     envelope: Envelope
     """deliver: the message for the application."""
     in_reply_to: Optional[Pending]
@@ -194,7 +284,9 @@ class Inbound(TypedDict, total=False):
     delivered: Optional[Envelope]
     """respond: the received message when the application should see it (an accepted hello)."""
     reason: Literal["malformed", "before_hello", "replay", "wrong_stream", "unknown_kind", "unexpected_reply"]
+    """dropped: why."""
     message: str
+    """dropped: what happened, in words."""
 
 @final
 class Session:
@@ -203,21 +295,47 @@ class Session:
     def __new__(cls, local_id: str, *, protocol_versions: Optional[Sequence[int]] = None,
                 features: Optional[Sequence[str]] = None, agent_name: Optional[str] = None,
                 expected_peer: Optional[str] = None, replay_window_ms: int = 300000,
-                replay_capacity: int = 100000) -> Session: ...
-    def hello(self, to: str, now_ms: Optional[int] = None) -> Outbound: ...
-    def send(self, envelope: _EnvelopeArg, now_ms: Optional[int] = None) -> Outbound: ...
-    def receive(self, data: _Bytes, stream: Stream, now_ms: Optional[int] = None) -> Inbound: ...
-    def expire(self, now_ms: Optional[int] = None) -> list[Pending]: ...
-    def forget(self, id: str) -> Optional[Pending]: ...
+                replay_capacity: int = 100000) -> Session:
+        """``local_id``: this agent's id. ``protocol_versions`` offered in hello (ints 1 to
+        255, default ``[1]``; none or a 0 raises ``incompatible_version``); ``features``: the
+        optional kinds announced (a list of str, default all six); ``agent_name``;
+        ``expected_peer``: accept a hello only from this agent; ``replay_window_ms`` and
+        ``replay_capacity``: the replay cache (ints 0 to 2**64 - 1). A bad id raises
+        :class:`AxonError` ``invalid_envelope``."""
+    def hello(self, to: str, now_ms: Optional[int] = None) -> Outbound:
+        """Start the handshake with agent ``to``: ``{"bytes", "route", "envelope"}`` of the hello
+        to send (route ``open_bidirectional``). ``now_ms``: the clock, an int 0 to 2**64 - 1
+        (default: now), as for every method. A bad id raises ``invalid_envelope``."""
+    def send(self, envelope: _EnvelopeArg, now_ms: Optional[int] = None) -> Outbound:
+        """Check and encode a message to send: ``{"bytes", "route", "envelope"}``; a request is
+        remembered (:attr:`pending`) to match its reply. Raises :class:`AxonError`:
+        ``not_authorized`` before hello completes, ``peer_not_found`` to another agent than the
+        peer, ``unknown_kind`` for an optional request the peer did not announce,
+        ``invalid_envelope`` (not from the local agent, a reply of the wrong kind, ...)."""
+    def receive(self, data: _Bytes, stream: Stream, now_ms: Optional[int] = None) -> Inbound:
+        """Process a received body; ``stream`` is "bidirectional" (a reply read from a stream this
+        side opened too) or "unidirectional". Never raises for the message: a bad one is
+        answered or dropped (see :class:`Inbound`); a bad ``stream`` raises ``invalid_envelope``."""
+    def expire(self, now_ms: Optional[int] = None) -> list[Pending]:
+        """Forget and return the requests whose deadline has passed, oldest first (answer them
+        locally with a ``timeout``)."""
+    def forget(self, id: str) -> Optional[Pending]:
+        """Stop waiting for the answer to a request; returns it, or None."""
     @property
-    def local_id(self) -> str: ...
+    def local_id(self) -> str:
+        """This side's agent id (lowercase)."""
     @property
-    def ready(self) -> bool: ...
+    def ready(self) -> bool:
+        """Whether the hello exchange has completed (messages other than hello may flow)."""
     @property
-    def peer(self) -> Optional[str]: ...
+    def peer(self) -> Optional[str]:
+        """The peer's agent id, once the hello exchange has completed (else None)."""
     @property
-    def version(self) -> Optional[int]: ...
+    def version(self) -> Optional[int]:
+        """The protocol version negotiated in the hello exchange, or None before it."""
     @property
-    def peer_features(self) -> Optional[list[str]]: ...
+    def peer_features(self) -> Optional[list[str]]:
+        """The features the peer announced in its hello, or None before it."""
     @property
-    def pending(self) -> list[Pending]: ...
+    def pending(self) -> list[Pending]:
+        """Requests sent and not yet answered, oldest first."""

@@ -1,5 +1,5 @@
 import datetime
-from typing import Any, Final, TypedDict
+from typing import Any, Final, Mapping, TypedDict, overload
 
 from polywire._polywire import KameoError as KameoError
 
@@ -41,9 +41,9 @@ _PeerId = str | bytes
 _DurationLike = Duration | float | int | datetime.timedelta | tuple[int, int] | None
 
 MESSAGING_PROTOCOL: Final[str]
-"""``/kameo/messaging/1.0.0``"""
+"""``/kameo/messaging/1.0.0``: the libp2p request-response protocol of requests and responses."""
 REGISTRY_PROTOCOL: Final[str]
-"""``/kameo/registry/1.0.0``"""
+"""``/kameo/registry/1.0.0``: the Kademlia protocol of the actor registry."""
 MAX_REQUEST_SIZE: Final[int]
 """The cbor codec reads at most this much of a request stream (1 MiB)."""
 MAX_RESPONSE_SIZE: Final[int]
@@ -59,43 +59,88 @@ MAX_VALUE_DEPTH: Final[int]
 # dicts): import them under ``if typing.TYPE_CHECKING:``.
 
 class ActorId(TypedDict):
+    """An actor id, as the decoders return it (and :func:`actor_id` with a str peer id)."""
+
     sequence_id: int
+    """The actor's sequence id (0 to 2**64 - 1)."""
     peer_id: str | None
     """Base58 peer id; ``None`` for an actor of a node without a swarm."""
 
 class Duration(TypedDict):
+    """A ``core::time::Duration`` as serde writes it (:func:`duration` builds one)."""
+
     secs: int
+    """Whole seconds (0 to 2**64 - 1)."""
     nanos: int
+    """Nanoseconds (0 to 999,999,999)."""
 
 class Registration(TypedDict):
+    """An actor's registry record (:func:`decode_registration`): its actor id's fields and its
+    remote id."""
+
     sequence_id: int
+    """The actor's sequence id."""
     peer_id: str | None
+    """Base58 peer id, or ``None``."""
     remote_id: str
+    """The actor's remote id (``RemoteActor::REMOTE_ID``)."""
 
 def encode_request(value: dict[str, Any]) -> bytes:
     """CBOR bytes of a ``SwarmRequest`` (``{"Ask": {...}}``, ``{"Tell": {...}}``,
     ``{"Link": ...}``, ``{"Unlink": ...}``, ``{"SignalLinkDied": ...}``)."""
 
-def decode_request(data: _Bytes) -> dict[str, Any]: ...
+def decode_request(data: _Bytes) -> dict[str, Any]:
+    """A ``SwarmRequest`` from CBOR bytes, in serde's externally tagged shape, as kameo reads
+    it (bytes after the body are ignored). Raises :class:`KameoError` (``KAMEO_EOF``,
+    ``KAMEO_UNKNOWN_VARIANT``, ``KAMEO_MISSING_FIELD``, ...) with the byte ``offset``."""
+
 def encode_response(value: dict[str, Any]) -> bytes:
     """CBOR bytes of a ``SwarmResponse`` (``{"Ask": {"Ok": b"..."}}``,
     ``{"Tell": {"Err": "MailboxFull"}}``, ``{"OutboundFailure": "DialFailure"}``, ...)."""
 
-def decode_response(data: _Bytes) -> dict[str, Any]: ...
-def encode_registration(sequence_id: int, peer_id: _PeerId | None, remote_id: str) -> bytes: ...
-def decode_registration(data: _Bytes) -> Registration: ...
+def decode_response(data: _Bytes) -> dict[str, Any]:
+    """A ``SwarmResponse`` from CBOR bytes, in serde's externally tagged shape, as kameo reads
+    it (bytes after the body are ignored). Raises :class:`KameoError`."""
+
+def encode_registration(sequence_id: int, peer_id: _PeerId | None, remote_id: str) -> bytes:
+    """The value of an actor's registry metadata record (``ActorRegistration``): its actor id
+    (``sequence_id``, an int 0 to 2**64 - 1, else ``KAMEO_INVALID_VALUE``; ``peer_id``, base58
+    text, its bytes or None) and ``remote_id``."""
+
+def decode_registration(data: _Bytes) -> Registration:
+    """The ``ActorRegistration`` record kameo stores in the DHT, from its bytes: the actor id
+    (``sequence_id``, ``peer_id``) and ``remote_id``. Raises :class:`KameoError`
+    (``KAMEO_REGISTRATION_EMPTY``, ``KAMEO_REGISTRATION_TRUNCATED``, ...)."""
+
 def metadata_key(actor_name: str, peer_id: _PeerId) -> str:
     """``{actor_name}:meta:{base58 peer id}``"""
 
-def parse_metadata_key(key: str | _Bytes) -> tuple[str, str]: ...
-def provider_key(actor_name: str) -> bytes: ...
+def parse_metadata_key(key: str | _Bytes) -> tuple[str, str]:
+    """``(actor_name, peer_id)`` (the peer id base58) of a metadata record key, as kameo
+    validates it: ``KAMEO_INVALID_METADATA_KEY`` or a peer id error otherwise."""
+
+def provider_key(actor_name: str) -> bytes:
+    """The DHT provider key under which kameo announces ``actor_name``: its UTF-8 bytes."""
+
 def peer_id_from_public_key(key: _Bytes) -> str:
     """Base58 peer id of a 32-byte Ed25519 public key or a protobuf-encoded key."""
 
-def peer_id_to_bytes(peer_id: _PeerId) -> bytes: ...
-def peer_id_from_bytes(data: _Bytes) -> str: ...
-def actor_id_to_bytes(sequence_id: int, peer_id: _PeerId | None = None) -> bytes: ...
-def actor_id_from_bytes(data: _Bytes) -> ActorId: ...
+def peer_id_to_bytes(peer_id: _PeerId) -> bytes:
+    """The multihash bytes of a peer id (base58 text, or bytes, which are checked and returned).
+    Raises :class:`KameoError` ``KAMEO_INVALID_BASE58`` or ``KAMEO_INVALID_PEER_ID``."""
+
+def peer_id_from_bytes(data: _Bytes) -> str:
+    """The base58 peer id of multihash bytes (``KAMEO_INVALID_PEER_ID`` when they are none)."""
+
+def actor_id_to_bytes(sequence_id: int, peer_id: _PeerId | None = None) -> bytes:
+    """``ActorId::to_bytes``: the sequence id (an int 0 to 2**64 - 1, u64 little-endian) then the
+    peer id's multihash bytes, when given. A bad value raises :class:`KameoError`
+    ``KAMEO_INVALID_VALUE``."""
+
+def actor_id_from_bytes(data: _Bytes) -> ActorId:
+    """``ActorId::from_bytes``: ``{"sequence_id", "peer_id"}`` (``peer_id`` None when the bytes
+    hold none). Fewer than 8 bytes raise :class:`KameoError` ``KAMEO_ACTOR_ID_TOO_SHORT``."""
+
 def remote_message_id(
     crate_name: str,
     crate_major: int,
@@ -108,15 +153,36 @@ def remote_message_id(
     in ``module_path`` of crate ``crate_name`` (``CARGO_PKG_NAME``) at major version
     ``crate_major``."""
 
-def remote_actor_id(module_path: str, ident: str) -> str: ...
+def remote_actor_id(module_path: str, ident: str) -> str:
+    """The remote id ``#[derive(RemoteActor)]`` gives the actor ``ident`` in ``module_path``:
+    ``{module_path}::{ident}``."""
+
 def pack(value: Any) -> bytes:
     """MessagePack bytes of a value, as ``rmp_serde::to_vec_named`` writes it."""
 
-def unpack(data: _Bytes) -> Any: ...
-def actor_id(sequence_id: int, peer_id: _PeerId | None = None) -> ActorId: ...
-def duration(value: _DurationLike) -> Duration | None: ...
+def unpack(data: _Bytes) -> Any:
+    """The value of MessagePack bytes as ``rmp_serde`` reads them: maps to dicts (an array key
+    to a tuple), arrays to lists, bin to bytes. Raises :class:`KameoError` (``KAMEO_MSGPACK_*``,
+    ``KAMEO_DEPTH_LIMIT``); bytes after the value are ``KAMEO_MSGPACK_TRAILING``."""
+
+@overload
+def actor_id(sequence_id: int, peer_id: str | None = None) -> ActorId:
+    """An actor id value ``{"sequence_id": ..., "peer_id": ...}`` for :func:`ask` and
+    :func:`tell`. ``sequence_id``: an int 0 to 2**64 - 1 (else :class:`KameoError`
+    ``KAMEO_INVALID_VALUE``); ``peer_id``: base58 text, its bytes or None, returned as given
+    (only its type is checked; a malformed peer id fails when the request is encoded). Another
+    type raises :class:`polywire.PolywireTypeError` ``KAMEO_INVALID_ARGUMENT``. A bytes peer
+    id stays bytes: that dict is no :class:`ActorId` (whose ``peer_id`` is text)."""
+@overload
+def actor_id(sequence_id: int, peer_id: _Bytes) -> dict[str, Any]: ...
+def duration(value: _DurationLike) -> Duration | None:
+    """A ``Duration`` value ``{"secs", "nanos"}`` from seconds (int or float), a
+    :class:`datetime.timedelta`, a ``(secs, nanos)`` pair or such a dict (returned as is);
+    ``None`` stays ``None``. A negative or non-finite value raises :class:`KameoError`
+    ``KAMEO_INVALID_VALUE``, another type :class:`polywire.PolywireTypeError`
+    ``KAMEO_INVALID_ARGUMENT``."""
 def ask(
-    actor_id: ActorId | int,
+    actor_id: ActorId | Mapping[str, Any] | int,
     actor_remote_id: str,
     message_remote_id: str,
     payload: bytes,
@@ -126,7 +192,7 @@ def ask(
     immediate: bool = False,
 ) -> dict[str, Any]: ...
 def tell(
-    actor_id: ActorId | int,
+    actor_id: ActorId | Mapping[str, Any] | int,
     actor_remote_id: str,
     message_remote_id: str,
     payload: bytes,

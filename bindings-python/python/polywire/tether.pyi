@@ -43,29 +43,43 @@ DEFAULT_MAX_DEPTH: Final[int]
 class Symbol:
     """A Smalltalk Symbol; equal (and hashed) by name."""
 
-    def __new__(cls, name: str) -> Symbol: ...
+    def __new__(cls, name: str) -> Symbol:
+        """``name``: a ``str`` (anything else raises :class:`TetherError`
+        ``TETHER_UNSUPPORTED_TYPE``; a lone surrogate ``TETHER_UNENCODABLE_CHARACTER``)."""
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The Symbol's name, e.g. ``printString``."""
 
 @final
 class Proxy:
     """A remote object reference by exposure hash (0..MAX_EXPOSURE_HASH); equal by hash."""
 
-    def __new__(cls, exposure_hash: int) -> Proxy: ...
+    def __new__(cls, exposure_hash: int) -> Proxy:
+        """``exposure_hash``: an int 0 to ``MAX_EXPOSURE_HASH``; outside it :class:`TetherError`
+        ``TETHER_EXPOSURE_HASH_RANGE``, another type (a bool too) ``TETHER_UNSUPPORTED_TYPE``."""
     @property
-    def exposure_hash(self) -> int: ...
+    def exposure_hash(self) -> int:
+        """The remote object's exposure hash (0 to ``MAX_EXPOSURE_HASH``)."""
 
 class MessageSend(NamedTuple):
+    """A decoded message send (:func:`decode_message_send`)."""
+
     uuid: _uuid.UUID
+    """The send's UUID, which its answer carries."""
     receiver: int
     """The receiver's exposure hash."""
     selector: str
+    """The selector (the Symbol's name), e.g. ``printString``."""
     arguments: list[Any]
+    """The arguments, decoded as :func:`decode` decodes values."""
 
 class Answer(NamedTuple):
+    """A decoded answer (:func:`decode_answer`)."""
+
     uuid: Optional[_uuid.UUID]
     """The send's UUID (wire form), or None (the MCP tool's form)."""
     result: Any
+    """The answered value, decoded as :func:`decode` decodes values."""
 
 def encode(value: TetherValue, latin1: bool = False, max_depth: int = 256) -> bytes:
     """Encode one value. ``latin1=True``: one byte per character (U+0000..U+00FF)."""
@@ -92,7 +106,10 @@ def decode_answer(data: _Bytes, *, latin1: bool = False, max_depth: int = 256) -
 def encode_handshake(exposure_hash: int) -> bytes:
     """The one-word handshake ``0x60000001 + exposure_hash``."""
 
-def decode_handshake(data: _Bytes) -> int: ...
+def decode_handshake(data: _Bytes) -> int:
+    """The exposure hash of a handshake word (exactly 4 bytes, ``0x60000001 + exposure_hash``).
+    Raises :class:`TetherError`: ``TETHER_TRUNCATED`` (fewer than 4 bytes),
+    ``TETHER_TRAILING_BYTES`` (more), ``TETHER_UNEXPECTED_TAG`` (another word)."""
 def to_hex(data: _Bytes) -> str:
     """Lowercase hex: 8 characters per 32-bit word."""
 

@@ -19,11 +19,19 @@ __all__ = [
 ]
 
 MAX_DEPTH: Final[int]
+"""Deepest nesting encoded or decoded (1024 levels): deeper values raise
+:class:`ToonEncodeError`, deeper text :class:`ToonDecodeError` (both ``TOON_TOO_DEEP``)."""
 
 class Delimiter(str, Enum):
+    """The delimiters TOON supports (``dumps(delimiter=...)``). Members compare equal to
+    their character."""
+
     COMMA = ","
+    """``","``, the default."""
     TAB = "\t"
+    """A tab character."""
     PIPE = "|"
+    """``"|"``."""
 
 def dumps(
     obj: Any,
@@ -38,14 +46,19 @@ def dumps(
 ) -> str:
     """Serialize ``obj`` to a TOON document (no trailing newline).
 
-    ``indent`` is the older name of ``indent_size``. ``key_folding="safe"`` folds
-    chains of single-key objects into dotted keys, at most ``flatten_depth``
-    segments (default unbounded).
+    ``indent`` is the older name of ``indent_size``. ``delimiter``: ``","``, ``"\\t"`` or
+    ``"|"`` (or a :class:`Delimiter`). ``default``: called with a value that has no TOON
+    form; returns a replacement or raises ``TypeError``. ``sort_keys``: sort every object's
+    keys. ``key_folding="safe"`` folds chains of single-key objects into dotted keys, at
+    most ``flatten_depth`` segments (default unbounded).
 
-    Raises ``TypeError`` for a value of an unsupported type (with its path) or a
-    bad mapping key, ``ValueError`` for a bad option, an unpaired surrogate, keys
-    that collide once converted, and ``ToonEncodeError`` (a ``ValueError``) for
-    values nested deeper than ``MAX_DEPTH``.
+    Raises :class:`polywire.PolywireTypeError` (a ``TypeError``) for a value of an
+    unsupported type (``TOON_UNSUPPORTED_TYPE``, with the value's path), a bad mapping key
+    (``TOON_UNSUPPORTED_KEY``) or an option of the wrong type (``TOON_INVALID_ARGUMENT``); and
+    :class:`ToonEncodeError` (a ``ValueError``) for a bad option value
+    (``TOON_INVALID_ARGUMENT``), an unpaired surrogate (``TOON_UNPAIRED_SURROGATE``), keys
+    that collide once converted (``TOON_DUPLICATE_KEY``) and values nested deeper than
+    ``MAX_DEPTH`` (``TOON_TOO_DEEP``).
     """
 
 def dump(
