@@ -205,12 +205,19 @@ function negotiate(localVersions, remoteVersions) {
 class Session {
   constructor(localId, options) {
     options = optionsArg(options)
+    // Checked here as Python checks them: a non-string `expectedPeer` must
+    // not turn peer pinning off by being dropped on the way to Rust.
+    const optText = (v, name) => {
+      if (v === undefined || v === null || typeof v === 'string') return v ?? null
+      throw argError(TypeError, INVALID, `options.${name} must be a string, got ${describe(v)}`)
+    }
+    const versions = options.protocolVersions
     const config = {
       localId,
-      protocolVersions: options.protocolVersions ?? null,
+      protocolVersions: versions === undefined || versions === null ? null : versionsArg(versions, 'options.protocolVersions'),
       features: options.features ?? null,
-      agentName: options.agentName ?? null,
-      expectedPeer: options.expectedPeer ?? null,
+      agentName: optText(options.agentName, 'agentName'),
+      expectedPeer: optText(options.expectedPeer, 'expectedPeer'),
       replayWindowMs: options.replayWindowMs ?? null,
       replayCapacity: options.replayCapacity ?? null,
     }

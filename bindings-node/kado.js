@@ -7,7 +7,7 @@
 // UTF-8 and all validation run in Rust.
 
 const native = require('./native.js')
-const { KadoError, PolywireError, fromNative, argError, intArg, describe, hasCycle, isStackOverflow, bytesArg } = require('./errors.js')
+const { KadoError, PolywireError, fromNative, argError, intArg, describe, hasCycle, isStackOverflow, bytesArg, boolArg } = require('./errors.js')
 
 const TOON_VERSION = 1
 const HEADER_SIZE = 18
@@ -321,7 +321,7 @@ class FrameDecoder {
     }
     const { maxFrameSize = DEFAULT_MAX_FRAME_SIZE, raw = false } = options
     this._max = intArg(maxFrameSize, 'maxFrameSize', HEADER_SIZE, Number.MAX_SAFE_INTEGER, INVALID)
-    this._raw = Boolean(raw)
+    this._raw = boolArg(raw, 'options.raw', INVALID, false)
     // The state lives here, in memory V8 owns and frees (a native object
     // per decoder was freed only when the event loop turned): the bytes not
     // yet consumed (a copy, the caller may reuse its chunk) and their

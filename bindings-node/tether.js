@@ -10,7 +10,7 @@
 // encoding, decoding and validation run in Rust.
 
 const native = require('./native.js')
-const { TetherError, PolywireError, fromNative, argError, bytesArg, describe } = require('./errors.js')
+const { TetherError, PolywireError, fromNative, argError, bytesArg, boolArg, describe } = require('./errors.js')
 
 // A parameter of a type Tether cannot take: a coded TypeError (the code
 // Python gives the same mistake); a bad option: TETHER_INVALID_OPTION.
@@ -388,7 +388,7 @@ function opts(options) {
   if (options === undefined || options === null) return { latin1: false, maxDepth: DEFAULT_MAX_DEPTH }
   if (typeof options !== 'object') throw invalidOption(`options must be an object, got ${describe(options)}`)
   const { latin1 = false, maxDepth = DEFAULT_MAX_DEPTH } = options
-  return { latin1: Boolean(latin1), maxDepth: maxDepthArg(maxDepth) }
+  return { latin1: boolArg(latin1, 'options.latin1', 'TETHER_INVALID_OPTION', false), maxDepth: maxDepthArg(maxDepth) }
 }
 
 function selectorArg(selector) {
@@ -487,7 +487,8 @@ function fromHex(hex, options) {
   if (options !== undefined && options !== null && typeof options !== 'object') throw invalidOption(`options must be an object, got ${describe(options)}`)
   const { words = true } = options ?? {}
   if (typeof hex !== 'string') throw wrongType(`hex must be a string, got ${describe(hex)}`)
-  return call(() => native.tetherFromHex(hex, Boolean(words)))
+  const w = boolArg(words, 'options.words', 'TETHER_INVALID_OPTION', true)
+  return call(() => native.tetherFromHex(hex, w))
 }
 
 /** The MCP `send` tool's `{receiver, selector, arguments}` (receiver and arguments as hex). */

@@ -532,6 +532,16 @@ const CODES = [
   [() => new TOONEncoder().encode(1, {}, 1, 2n ** 64n - 1n), null],
   [() => new TOONEncoder().encode(1, {}, 1, 2n ** 64n), ['RangeError', 'KADO_INVALID_ARGUMENT']],
   [() => kado.compress('not bytes'), ['TypeError', 'KADO_INVALID_ARGUMENT']],
+  [() => new TOONEncoder().encode('x', {}, 1), ['TypeError', 'KADO_INVALID_ARGUMENT']],
+  [() => new TOONEncoder().encode(9, {}, 1), ['KadoError', 'KADO_UNKNOWN_TYPE']],
+  // Flags are booleans, as in Python (no truthiness).
+  [() => new kado.FrameDecoder({ raw: 'yes' }), ['TypeError', 'KADO_INVALID_ARGUMENT']],
+  [() => tether.encode(1, { latin1: 1 }), ['TypeError', 'TETHER_INVALID_OPTION']],
+  [() => tether.fromHex('40000003', { words: 'no' }), ['TypeError', 'TETHER_INVALID_OPTION']],
+  // AXON session options: a non-string expectedPeer must not switch peer pinning off.
+  [() => new axon.Session(axon.agentIdFromSeed(new Uint8Array(32)), { expectedPeer: 123 }), ['TypeError', 'invalid_envelope']],
+  [() => new axon.Session(axon.agentIdFromSeed(new Uint8Array(32)), { agentName: 5 }), ['TypeError', 'invalid_envelope']],
+  [() => new axon.Session(axon.agentIdFromSeed(new Uint8Array(32)), { protocolVersions: ['x'] }), ['TypeError', 'invalid_envelope']],
   // Kameo: ids and durations (a sequence id out of range is KAMEO_INVALID_VALUE, as the codec says).
   [() => kameo.actorId(2n ** 64n - 1n), null],
   [() => kameo.actorId(2n ** 64n), ['KameoError', 'KAMEO_INVALID_VALUE']],

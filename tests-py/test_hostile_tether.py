@@ -14,6 +14,7 @@ import uuid
 
 import pytest
 
+import polywire
 from polywire import tether
 from polywire.tether import Proxy, Symbol, TetherError
 
@@ -49,7 +50,8 @@ def typed(f, *args, **kwargs):
 
 
 def code_of(f, *args, **kwargs) -> str:
-    with pytest.raises(TetherError) as info:
+    # TetherError for bad values, PolywireTypeError for arguments of a wrong type.
+    with pytest.raises(polywire.PolywireError) as info:
         f(*args, **kwargs)
     return info.value.code
 
@@ -343,9 +345,11 @@ def test_max_depth_options_are_typed():
     ]
     for call in with_depth:
         for d in BAD_INTS + ["5", 1.5, None if False else b"5"]:
-            with pytest.raises(TetherError) as info:
+            with pytest.raises(polywire.PolywireError) as info:
                 call(d)
             assert info.value.code == "TETHER_INVALID_OPTION", (d, info.value)
+            # A wrong type is a TypeError, a bad int a TetherError (ValueError).
+            assert isinstance(info.value, TetherError if isinstance(d, int) and not isinstance(d, bool) else TypeError), (d, info.value)
         assert call(2**64 - 1) is not None
         assert call(HInt(7)) is not None
     assert code_of(tether.encode, [[1]], max_depth=0) == "TETHER_TOO_DEEP"

@@ -42,8 +42,9 @@ fn max_size_arg(py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<usize> {
 }
 
 fn message_type(py: Python<'_>, msg_type: &Bound<'_, PyAny>) -> PyResult<MessageType> {
-    // Any int (of any size) that is no message type is KADO_UNKNOWN_TYPE.
-    let msg_type = match int_arg(py, Format::Kado, "KADO_UNKNOWN_TYPE", "msg_type", msg_type, 0, 255) {
+    // Any int (of any size) that is no message type is KADO_UNKNOWN_TYPE;
+    // anything but an int is a PolywireTypeError KADO_INVALID_ARGUMENT, as in Node.
+    let msg_type = match int_arg(py, Format::Kado, ARG, "msg_type", msg_type, 0, 255) {
         Ok(t) => t as i64,
         Err(e) if e.is_instance_of::<pyo3::exceptions::PyTypeError>(py) => return Err(e),
         Err(_) => -1,

@@ -258,7 +258,8 @@ fn encode_registration<'py>(
 }
 
 /// The `ActorRegistration` record kameo stores in the DHT, from its bytes: a dict
-/// with `actor_id` and `remote_id`.
+/// with the actor id's `sequence_id` and `peer_id`, and `remote_id`. Raises
+/// `KameoError` (`KAMEO_REGISTRATION_EMPTY`, `KAMEO_REGISTRATION_TRUNCATED`, ...).
 #[pyfunction]
 fn decode_registration<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
     let reg = with_bytes_in(ARG, "data", data, |b| ActorRegistration::from_bytes(b).py_err(py))?;

@@ -20,7 +20,7 @@ fn with_bytes<R>(name: &str, obj: &Bound<'_, PyAny>, f: impl FnOnce(&[u8]) -> Py
 fn flag_arg(py: Python<'_>, name: &str, obj: Option<&Bound<'_, PyAny>>, default: bool) -> PyResult<bool> {
     crate::errors::opt_bool_arg(py, "TETHER_INVALID_OPTION", name, obj, default)
 }
-use crate::errors::{to_pyerr, IntoPyResult};
+use crate::errors::{to_pyerr, type_error, IntoPyResult};
 use polywire::tether::{self, Options, Text, Uuid, Value};
 use polywire::{Error, Format};
 use pyo3::prelude::*;
@@ -93,7 +93,7 @@ pub struct Proxy {
 impl Proxy {
     #[new]
     fn new(py: Python<'_>, exposure_hash: &Bound<'_, PyAny>) -> PyResult<Self> {
-        Ok(Proxy { exposure_hash: exposure_hash_arg(py, "a proxy's", exposure_hash)? })
+        Ok(Proxy { exposure_hash: exposure_hash_arg(py, "exposure_hash (a proxy's exposure hash)", exposure_hash)? })
     }
 
     fn __repr__(&self) -> String {
@@ -118,19 +118,17 @@ fn tether_error(code: &'static str, msg: String) -> Error {
 fn exposure_hash_arg(py: Python<'_>, what: &str, v: &Bound<'_, PyAny>) -> PyResult<u32> {
     // A bool is no exposure hash (as in Node; `int` arguments take no bools).
     if v.is_instance_of::<PyBool>() {
-        return Err(to_pyerr(
-            py,
-            tether_error("TETHER_UNSUPPORTED_TYPE", format!("{what} exposure hash must be an int, not bool")),
-        ));
+        return Err(type_error(py, "TETHER_UNSUPPORTED_TYPE", format!("{what} must be an int, not bool")));
     }
     if let Ok(n) = v.extract::<i128>() {
         if (0..=tether::MAX_EXPOSURE_HASH as i128).contains(&n) {
             return Ok(n as u32);
         }
     } else if !v.is_instance_of::<PyInt>() {
-        return Err(to_pyerr(
+        return Err(type_error(
             py,
-            tether_error("TETHER_UNSUPPORTED_TYPE", format!("{what} exposure hash must be an int, not {}", crate::pyjson::type_name(v))),
+            "TETHER_UNSUPPORTED_TYPE",
+            format!("{what} must be an int, not {}", crate::pyjson::type_name(v)),
         ));
     }
     Err(to_pyerr(
@@ -138,7 +136,7 @@ fn exposure_hash_arg(py: Python<'_>, what: &str, v: &Bound<'_, PyAny>) -> PyResu
         tether_error(
             "TETHER_EXPOSURE_HASH_RANGE",
             format!(
-                "{what} exposure hash {} is out of range: it must be 0..={} (0x{:08x})",
+                "{what}: {} is out of range, an exposure hash is 0..={} (0x{:08x})",
                 v.repr().map(|r| r.to_string()).unwrap_or_default(),
                 tether::MAX_EXPOSURE_HASH,
                 tether::MAX_EXPOSURE_HASH
@@ -232,10 +230,7 @@ fn str_text(py: Python<'_>, what: &str, s: &Bound<'_, PyString>) -> PyResult<Str
 fn text_arg(py: Python<'_>, what: &str, v: &Bound<'_, PyAny>) -> PyResult<String> {
     match v.cast::<PyString>() {
         Ok(s) => str_text(py, what, s),
-        Err(_) => Err(to_pyerr(
-            py,
-            tether_error("TETHER_UNSUPPORTED_TYPE", format!("{what} must be a str, not {}", crate::pyjson::type_name(v))),
-        )),
+        Err(_) => Err(type_error(py, "TETHER_UNSUPPORTED_TYPE", format!("{what} must be a str, not {}", crate::pyjson::type_name(v)))),
     }
 }
 
@@ -252,10 +247,7 @@ fn depth_arg(py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<usize> {
             tether_error("TETHER_INVALID_OPTION", format!("max_depth must be 0..=2**64-1, got {}", int_text(v))),
         ));
     }
-    Err(to_pyerr(
-        py,
-        tether_error("TETHER_INVALID_OPTION", format!("max_depth must be an int, not {}", crate::pyjson::type_name(v))),
-    ))
+    Err(type_error(py, "TETHER_INVALID_OPTION", format!("max_depth must be an int, not {}", crate::pyjson::type_name(v))))
 }
 
 /// An int's decimal digits via `int.__repr__`, so a subclass's `__str__` or
@@ -492,7 +484,7 @@ fn encode_message_send<'py>(
     let max_depth = max_depth_arg(py, max_depth)?;
     let receiver = match receiver.cast::<Proxy>() {
         Ok(p) => p.get().exposure_hash,
-        Err(_) => exposure_hash_arg(py, "the receiver's", receiver)?,
+        Err(_) => exposure_hash_arg(py, "receiver (an exposure hash or a Proxy)", receiver)?,
     };
     let selector = match selector.cast::<Symbol>() {
         Ok(s) => s.get().name.clone(),
@@ -519,7 +511,8 @@ fn decode_message_send<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, latin1: O
     PyTuple::new(py, [uuid, m.receiver.into_pyobject(py)?.into_any(), selector, args])
 }
 
-/// An answer frame: the answer tag, the UUID (random when None) and the value.
+/// An answer frame: the answer tag, then with `uuid` the UUID (the wire form),
+/// without it none (the MCP tool's form), then the value.
 #[pyfunction]
 #[pyo3(signature = (value, uuid=None, latin1=None, max_depth=None), text_signature = "(value, uuid=None, latin1=False, max_depth=256)")]
 fn encode_answer<'py>(
@@ -551,7 +544,7 @@ fn decode_answer<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, latin1: Option<
 /// The handshake word for an exposure hash (0 to `MAX_EXPOSURE_HASH`).
 #[pyfunction]
 fn encode_handshake<'py>(py: Python<'py>, exposure_hash: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
-    let h = exposure_hash_arg(py, "the handshake's", exposure_hash)?;
+    let h = exposure_hash_arg(py, "exposure_hash (the handshake's)", exposure_hash)?;
     Ok(PyBytes::new(py, &tether::encode_handshake(h).py_err(py)?))
 }
 
