@@ -67,9 +67,11 @@ for w in "${wheels[@]}"; do
   norust "$venv/bin/python" -m pip install -q --upgrade pip
   # --no-index for polywire: the wheel, never a build from source.
   norust "$venv/bin/python" -m pip install -q --no-index "$w"
-  norust "$venv/bin/python" -m pip install -q pytest hypothesis mypy
+  # pydantic (polywire.toon.pydantic) works on every Python polywire supports.
+  norust "$venv/bin/python" -m pip install -q pytest hypothesis mypy pydantic
   # toon-format 1.2.0 (the parity tests' reference) needs Python 3.10 or newer; those
-  # tests skip without it.
+  # tests (and test_toon_pydantic.py's comparisons with toon_format.pydantic) skip
+  # without it.
   if "$venv/bin/python" -c 'import sys; sys.exit(sys.version_info < (3, 10))'; then
     norust "$venv/bin/python" -m pip install -q toon-format==1.2.0
   fi

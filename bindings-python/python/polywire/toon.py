@@ -32,6 +32,7 @@ decoding.
 
 from __future__ import annotations
 
+import os as _os
 from enum import Enum
 from typing import IO, Any
 
@@ -101,3 +102,20 @@ def load(fp: IO[str] | IO[bytes], **kwargs: Any) -> Any:
     Accepts the same keyword options as :func:`loads`.
     """
     return loads(_file_arg(fp, "read", "a file")(), **kwargs)
+
+
+# polywire.toon is a module, and a package for one submodule: `polywire.toon.pydantic`
+# (toon/pydantic.py beside this file, needing pydantic) imports as `import
+# polywire.toon.pydantic` and loads on first use as the attribute `pydantic`.
+__path__ = [_os.path.join(_os.path.dirname(__file__), "toon")]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "pydantic":
+        import importlib
+
+        try:
+            return importlib.import_module("polywire.toon.pydantic")
+        except ImportError as e:
+            raise AttributeError(f"module 'polywire.toon' has no attribute 'pydantic': {e}") from e
+    raise AttributeError(f"module 'polywire.toon' has no attribute {name!r}")
