@@ -93,6 +93,9 @@ FORMATS: List[Tuple[str, str, str, str]] = [
     ),
 ]
 
+# Python submodules documented on their format's page (their stub: <path>.pyi).
+SUBMODULES: Dict[str, List[str]] = {"toon": ["toon.pydantic"]}
+
 WIDTH = 88  # longest one-line Python signature before it is wrapped one parameter per line
 
 
@@ -626,8 +629,12 @@ class PyContext:
         return nodes[0]
 
 
-def render_python(fmt: str, ctx: PyContext) -> Tuple[List[str], PyModule]:
-    mod = PyModule(fmt, PY_DIR / f"{fmt}.pyi", PY_DIR / f"{fmt}.py")
+def render_python(fmt: str, ctx: PyContext, dotted: Optional[str] = None) -> Tuple[List[str], PyModule]:
+    """The Python part of a format's page: `polywire.<fmt>`, or the submodule `dotted`
+    (e.g. "toon.pydantic", whose stub is toon/pydantic.pyi)."""
+    dotted = dotted or fmt
+    rel = dotted.replace(".", "/")
+    mod = PyModule(fmt, PY_DIR / f"{rel}.pyi", PY_DIR / f"{rel}.py")
     if mod.all is None:
         public = [n for n in mod.order if not n.startswith("_")]
     else:
@@ -659,7 +666,8 @@ def render_python(fmt: str, ctx: PyContext) -> Tuple[List[str], PyModule]:
         else:
             constants.append(name)
 
-    out = [f"## Python (`polywire.{fmt}`)", "", "```python", f"from polywire import {fmt}", "```", ""]
+    parent, _, leaf = f"polywire.{dotted}".rpartition(".")
+    out = [f"## Python (`polywire.{dotted}`)", "", "```python", f"from {parent} import {leaf}", "```", ""]
     if mod.module_doc:
         out += [rst_to_md(mod.module_doc), ""]
     if constants:
@@ -806,22 +814,19 @@ def ts_scan(text: str, seps: str = ";", base_line: int = 1) -> Tuple[List[TsDecl
                     k += 2 if text[k] == "\\" else 1
                 j = k + 1
                 continue
+            comment_end = -1
             if text.startswith("/*", j):
-                k = text.index("*/", j + 2) + 2
-                if depth > 0:
-                    j = k
-                    continue
-                parts.append(text[i:j])
-                i = j = k
-                continue
-            if text.startswith("//", j):
+                comment_end = text.index("*/", j + 2) + 2
+            elif text.startswith("//", j):
                 k = text.find("\n", j)
-                k = n if k < 0 else k
+                comment_end = n if k < 0 else k
+            if comment_end >= 0:
+                # A comment: skipped inside a declaration, a separator between them.
                 if depth > 0:
-                    j = k
+                    j = comment_end
                     continue
                 parts.append(text[i:j])
-                i = j = k
+                i = j = comment_end
                 continue
             if c in "([{":
                 depth += 1
@@ -1044,6 +1049,9 @@ def render_node(fmt: str, errors_mod: TsModule) -> Tuple[List[str], TsModule]:
 
 def format_page(fmt: str, title: str, anchor: str, intro: str, ctx: PyContext, errors_mod: TsModule) -> str:
     py, _ = render_python(fmt, ctx)
+    subs = SUBMODULES.get(fmt, [])
+    for dotted in subs:
+        py += render_python(fmt, ctx, dotted)[0]
     node, _ = render_node(fmt, errors_mod)
     out = [
         f"# {title}: API reference",
@@ -1054,6 +1062,7 @@ def format_page(fmt: str, title: str, anchor: str, intro: str, ctx: PyContext, e
         "proven against upstream; [the index](README.md) lists the other formats and the errors.",
         "",
         f"- [Python (`polywire.{fmt}`)](#python-polywire{fmt})",
+        *[f"- [Python (`polywire.{d}`)](#python-polywire{d.replace('.', '')})" for d in subs],
         f"- [Node (`polywire/{fmt}`)](#node-polywire{fmt})",
         "",
     ]

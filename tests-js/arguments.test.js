@@ -11,6 +11,7 @@
 // cannot go unswept.
 const test = require('node:test')
 const assert = require('node:assert/strict')
+const { Sentinel, throwingProxy } = require('./hostile_values.js')
 
 const { PolywireError } = require('polywire')
 const kado = require('polywire/kado')
@@ -28,30 +29,7 @@ const isCode = (format, code) => typeof code === 'string' && (CODE.test(code) ||
 // What N-API's own argument conversion says (or V8's, uncaught).
 const NAPI_TEXT = /Failed to convert|napi|rust type|[A-Z][a-z]+Expected\b|InvalidArg|GenericFailure|call stack|Cannot convert|is not a function|is not iterable|Cannot read prop|undefined \(reading/i
 
-/** The caller's own code threw this (a getter, toString, a Proxy trap): exempt. */
-class Sentinel extends Error {}
 
-const throwingProxy = () =>
-  new Proxy(
-    { a: 1 },
-    {
-      get() {
-        throw new Sentinel('get trap')
-      },
-      ownKeys() {
-        throw new Sentinel('ownKeys trap')
-      },
-      getOwnPropertyDescriptor() {
-        throw new Sentinel('descriptor trap')
-      },
-      getPrototypeOf() {
-        throw new Sentinel('prototype trap')
-      },
-      has() {
-        throw new Sentinel('has trap')
-      },
-    },
-  )
 
 // [label, value]: each in turn for each parameter.
 const BAD = [

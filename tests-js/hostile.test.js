@@ -9,6 +9,7 @@
 // in synchronous loops keep RSS flat (subprocesses, hostile_rss_child.js).
 const test = require('node:test')
 const assert = require('node:assert/strict')
+const { Sentinel, throwingProxy } = require('./hostile_values.js')
 const path = require('node:path')
 const { spawnSync } = require('node:child_process')
 
@@ -23,8 +24,6 @@ const dec = new TOONDecoder()
 
 const POLYWIRE_CODE = /^(KADO|TOON|JSON|KAMEO)_[A-Z0-9_]+$/
 const isPolywireCode = (code) => typeof code === 'string' && (POLYWIRE_CODE.test(code) || axon.ERROR_CODES.includes(code))
-
-class Sentinel extends Error {}
 
 // Runs `f`: a value, or an error that is coded (or the caller's own
 // Sentinel, itself or as `cause`). Returns the error, if any.
@@ -67,27 +66,6 @@ const sparse = () => {
   a.length = 2 ** 32 - 1
   return a
 }
-const throwingProxy = () =>
-  new Proxy(
-    { a: 1 },
-    {
-      get() {
-        throw new Sentinel('get trap')
-      },
-      ownKeys() {
-        throw new Sentinel('ownKeys trap')
-      },
-      getOwnPropertyDescriptor() {
-        throw new Sentinel('descriptor trap')
-      },
-      getPrototypeOf() {
-        throw new Sentinel('prototype trap')
-      },
-      has() {
-        throw new Sentinel('has trap')
-      },
-    },
-  )
 // A Proxy whose traps mutate the object being walked as it is read.
 const mutatingProxy = () => {
   const target = { a: 1, b: [1, 2], c: 'x' }

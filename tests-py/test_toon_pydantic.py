@@ -564,6 +564,12 @@ def run_python(code: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
 
 
+def assert_prints_ok(code: str) -> None:
+    """Runs `code` in a fresh interpreter, which must print just "ok"."""
+    r = run_python(code)
+    assert r.stdout.strip() == "ok", r.stderr
+
+
 def test_import_without_pydantic_is_a_clear_import_error():
     code = (
         "import sys\n"
@@ -581,8 +587,7 @@ def test_import_without_pydantic_is_a_clear_import_error():
         "assert not hasattr(toon, 'pydantic')\n"
         "print('ok')\n"
     )
-    r = run_python(code)
-    assert r.stdout.strip() == "ok", r.stderr
+    assert_prints_ok(code)
 
 
 def test_imports_stay_cheap_and_the_submodule_loads_on_use():
@@ -597,8 +602,7 @@ def test_imports_stay_cheap_and_the_submodule_loads_on_use():
         "else:\n    raise SystemExit('no AttributeError')\n"
         "print('ok')\n"
     )
-    r = run_python(code)
-    assert r.stdout.strip() == "ok", r.stderr
+    assert_prints_ok(code)
 
 
 def test_every_public_name_has_a_docstring():
