@@ -1,7 +1,8 @@
 'use strict'
 // Property tests (fast-check) for the Node binding: JSON-like values round-trip
 // through Kado and TOON; arbitrary bytes and text given to every decoder end in
-// a value or an error with a polywire `code`. Short by default (a few seconds);
+// a value or an error with a polywire `code`; Tether values round-trip and
+// whatever Tether decodes re-encodes to the same bytes. Short by default (a few seconds);
 // a campaign: NUM_RUNS=100000 node --test tests-js/property.test.js
 // (runs per property; SEED=<n> replays a run).
 const test = require('node:test')
@@ -12,6 +13,7 @@ const kado = require('polywire/kado')
 const toon = require('polywire/toon')
 const axon = require('polywire/axon')
 const kameo = require('polywire/kameo')
+const tether = require('polywire/tether')
 
 const NUM_RUNS = Number(process.env.NUM_RUNS || 300)
 const params = { numRuns: NUM_RUNS, ...(process.env.SEED ? { seed: Number(process.env.SEED) } : {}) }
@@ -27,7 +29,7 @@ test.after(() => {
   }
 })
 
-const POLYWIRE_CODE = /^(KADO|TOON|JSON|KAMEO)_[A-Z0-9_]+$/
+const POLYWIRE_CODE = /^(KADO|TOON|JSON|KAMEO|TETHER)_[A-Z0-9_]+$/
 function coded(f) {
   try {
     f()
@@ -152,6 +154,62 @@ test('kameo: JSON-like values round-trip through pack/unpack', () => {
       // Integers beyond 2^53 - 1 come back as BigInts (kameo.js's contract).
       const out = JSON.parse(JSON.stringify(kameo.unpack(kameo.pack(v)), (k, x) => (typeof x === 'bigint' ? Number(x) : x)))
       assert.deepStrictEqual(out, viaJson(v))
+    }),
+  )
+})
+
+test('tether: arbitrary bytes to every decoder, and values round-trip', () => {
+  const frame = tether.encode([1, 'x', new tether.TetherSymbol('at:put:'), null, true, new Uint8Array([1, 2]), [[]]])
+  const mutate = fc.tuple(fc.array(fc.tuple(fc.nat(), fc.nat(255)), { maxLength: 4 }), fc.nat(12)).map(([edits, cut]) => {
+    const b = Buffer.from(frame)
+    for (const [i, x] of edits) b[i % b.length] = x
+    return b.subarray(0, b.length - (cut % b.length))
+  })
+  check(
+    'tether bytes',
+    fc.property(fc.oneof(fc.uint8Array({ maxLength: 200 }), mutate), fc.boolean(), (b, latin1) => {
+      coded(() => tether.decode(b, { latin1 }))
+      coded(() => tether.decodeAnswer(b, { latin1 }))
+      coded(() => tether.decodeMessageSend(b, { latin1 }))
+      coded(() => tether.decodeHandshake(b))
+      const text = Buffer.from(b).toString('latin1')
+      coded(() => tether.fromHex(text))
+      coded(() => tether.decodeResultHex(text))
+      let v
+      try {
+        v = tether.decode(b)
+      } catch {
+        return
+      }
+      // Whatever decodes re-encodes to the same bytes (as the cargo-fuzz target checks in Rust).
+      assert.deepEqual(Buffer.from(tether.encode(v)), Buffer.from(b))
+    }),
+  )
+  const { value } = fc.letrec((tie) => ({
+    value: fc.oneof(
+      { depthSize: 'small' },
+      fc.integer({ min: 0, max: tether.MAX_SMALL_INTEGER }),
+      fc.boolean(),
+      fc.constant(null),
+      fc.string(),
+      fc.string().map((s) => new tether.TetherSymbol(s)),
+      fc.uint8Array({ maxLength: 16 }),
+      fc.array(tie('value'), { maxLength: 4 }),
+    ),
+  }))
+  check(
+    'tether round trip',
+    fc.property(value, fc.boolean(), (v, latin1) => {
+      let bytes
+      try {
+        bytes = tether.encode(v, { latin1 })
+      } catch (e) {
+        // Only text with no Latin-1 form may fail, and only with latin1.
+        assert.ok(latin1 && e.code === 'TETHER_UNENCODABLE_CHARACTER', `${e.code} ${e.message}`)
+        return
+      }
+      const back = tether.decode(bytes, { latin1 })
+      assert.deepEqual(Buffer.from(tether.encode(back, { latin1 })), Buffer.from(bytes))
     }),
   )
 })
