@@ -6,8 +6,10 @@
 #
 # Runs the whole of tests-py/test_hostile.py (every issue #16 recipe in process,
 # every mutating-dunder case against every encoder, ...; about a minute under
-# valgrind) and tests-py/test_hostile_tether.py when present, except the
-# `subprocess` variants (a child Python would run outside valgrind).
+# valgrind), tests-py/test_hostile_tether.py and tests-py/test_arguments.py (every
+# public callable with hostile and wrong-typed arguments: subclasses, objects
+# whose dunders raise), except the `subprocess` variants (a child Python would
+# run outside valgrind).
 #
 # Uses the polywire installed in .venv (or $PYTHON): build it first, e.g.
 # ./scripts/test.sh (the release build). Installs valgrind with apt if missing.
@@ -59,7 +61,7 @@ rc=0
 [ "$rc" = 99 ] || fail "valgrind did not report the canary's read of freed memory (exit $rc): memcheck would miss a use-after-free"
 
 tests=(tests-py/test_hostile.py)
-[ -f tests-py/test_hostile_tether.py ] && tests+=(tests-py/test_hostile_tether.py)
+for t in tests-py/test_hostile_tether.py tests-py/test_arguments.py; do [ -f "$t" ] && tests+=("$t"); done
 vglog=$(mktemp "${TMPDIR:-/tmp}/memcheck.XXXXXX")
 trap 'rm -f "$vglog"' EXIT
 rc=0
