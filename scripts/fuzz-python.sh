@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzz the Python binding with atheris, CI-sized: each target of fuzz/python
-# (fuzz_<target>.py: kado, toon, axon, kameo) runs RUNS executions starting
+# (fuzz_<target>.py: kado, toon, tether, axon, kameo) runs RUNS executions starting
 # from its committed corpus fuzz/python/corpus/<target>/. New inputs go to a
 # scratch directory (the committed corpus is never written). Any finding (an
 # untyped exception escaping a target, a crash, a hang, running out of memory)
@@ -18,7 +18,7 @@ cd "$(dirname "$0")/.."
 runs=${1:-20000}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(kado toon axon kameo)
+[ ${#targets[@]} -gt 0 ] || targets=(kado toon tether axon kameo)
 case $runs in '' | *[!0-9]*) echo "fuzz-python: RUNS must be a number, got '$runs'" >&2; exit 2 ;; esac
 
 if [ -n "${PYTHON:-}" ]; then PY=$PYTHON

@@ -1,11 +1,27 @@
-//! Replays the committed fuzz seeds (`fuzz/corpus-seed/<target>/`) through
+//! Replays the committed fuzz corpora (`fuzz/corpus-seed/<target>/`) through
 //! the fuzz targets' bodies (`fuzz/bodies/`), on stable, as ordinary tests:
 //! `cargo fuzz` needs nightly, CI does not.
 
 use std::path::PathBuf;
 
+#[path = "../../fuzz/bodies/axon_decode.rs"]
+mod axon_decode;
+#[path = "../../fuzz/bodies/kado_decode.rs"]
+mod kado_decode;
 #[path = "../../fuzz/bodies/kado_frame_decoder.rs"]
 mod kado_frame_decoder;
+#[path = "../../fuzz/bodies/kameo_decode.rs"]
+mod kameo_decode;
+#[path = "../../fuzz/bodies/tether_decode.rs"]
+mod tether_decode;
+#[path = "../../fuzz/bodies/toon_decode.rs"]
+mod toon_decode;
+#[path = "../../fuzz/bodies/toon_encode.rs"]
+mod toon_encode;
+#[path = "../../fuzz/bodies/toon_events.rs"]
+mod toon_events;
+#[path = "../../fuzz/bodies/toon_roundtrip.rs"]
+mod toon_roundtrip;
 
 fn replay(target: &str, body: fn(&[u8])) {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus-seed").join(target);
@@ -22,7 +38,44 @@ fn replay(target: &str, body: fn(&[u8])) {
     }
 }
 
+// One test per target, named after it: its committed corpus through its body.
+macro_rules! replay_each {
+    ($($target:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $target() {
+                replay(stringify!($target), $target::$target);
+            }
+        )*
+    };
+}
+
+replay_each!(
+    axon_decode,
+    kado_decode,
+    kado_frame_decoder,
+    kameo_decode,
+    tether_decode,
+    toon_decode,
+    toon_encode,
+    toon_events,
+    toon_roundtrip,
+);
+
+/// The round-trip property on stable, over inputs a seeded generator makes
+/// (cargo-fuzz explores beyond them with coverage feedback).
 #[test]
-fn kado_frame_decoder_seeds() {
-    replay("kado_frame_decoder", kado_frame_decoder::kado_frame_decoder);
+fn toon_roundtrip_random_inputs() {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for _ in 0..20_000 {
+        let len = (next() % 300) as usize;
+        let data: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+        toon_roundtrip::toon_roundtrip(&data);
+    }
 }

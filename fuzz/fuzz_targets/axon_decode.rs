@@ -1,19 +1,9 @@
+//! Fuzz target: see `fuzz/bodies/axon_decode.rs`.
 #![no_main]
-//! AXON decoding and a session on arbitrary bytes: must return, never panic.
 
 use libfuzzer_sys::fuzz_target;
-use polywire::axon::{self, DecodeOptions, Session, SessionConfig, StreamType};
 
-fuzz_target!(|data: &[u8]| {
-    if let Ok(env) = axon::decode_with(data, &DecodeOptions { fill_defaults: false, ..DecodeOptions::default() }) {
-        // Whatever decodes encodes, and decodes back to the same message.
-        let bytes = axon::encode(&env).expect("a decoded message encodes");
-        assert_eq!(axon::decode_with(&bytes, &DecodeOptions { fill_defaults: false, ..DecodeOptions::default() }).ok(), Some(env));
-    }
-    let _ = axon::decode(data);
-    if let Ok(mut s) = Session::new(SessionConfig::new("ed25519.b600306cfa76723fdec395e53a9b3d9f")) {
-        let _ = s.receive(data, StreamType::Bidirectional, 1);
-        let _ = s.receive(data, StreamType::Unidirectional, 2);
-        let _ = s.receive(data, StreamType::Bidirectional, 3);
-    }
-});
+#[path = "../bodies/axon_decode.rs"]
+mod body;
+
+fuzz_target!(|data: &[u8]| body::axon_decode(data));

@@ -1,30 +1,9 @@
-//! Kado frames: `decode`, `decompress` and the streaming `FrameDecoder` on
-//! arbitrary bytes must return (an error or a value), never panic, and the
-//! streaming decoder must agree with `decode` on the first frame.
+//! Fuzz target: see `fuzz/bodies/kado_decode.rs`.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use polywire::kado::{self, FrameDecoder};
 
-fuzz_target!(|data: &[u8]| {
-    let whole = kado::decode(data);
-    let _ = kado::decompress(data);
-    let _ = kado::decode_raw(data);
+#[path = "../bodies/kado_decode.rs"]
+mod body;
 
-    // Feed in two uneven pieces; the first frame must match `decode_raw`.
-    let cut = data.first().map_or(0, |&b| b as usize).min(data.len());
-    let mut d = FrameDecoder::with_max_frame_size(1 << 20);
-    d.push(&data[..cut]);
-    let mut first = d.next_frame();
-    if matches!(first, Ok(None)) {
-        d.push(&data[cut..]);
-        first = d.next_frame();
-    }
-    if let (Ok(Some(f)), Ok((h, p))) = (&first, kado::decode_raw(data)) {
-        assert_eq!(f.header, h);
-        assert_eq!(&f.payload[..], &p[..]);
-    }
-    if whole.is_ok() {
-        assert!(matches!(first, Ok(Some(_))));
-    }
-});
+fuzz_target!(|data: &[u8]| body::kado_decode(data));

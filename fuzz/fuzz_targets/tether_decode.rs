@@ -1,23 +1,9 @@
+//! Fuzz target: see `fuzz/bodies/tether_decode.rs`.
 #![no_main]
-//! Tether decoders on arbitrary bytes: must return Ok or Err, never panic,
-//! overflow the stack or allocate beyond the input's size.
 
 use libfuzzer_sys::fuzz_target;
-use polywire::tether::{self, Options};
 
-fuzz_target!(|data: &[u8]| {
-    let utf8 = Options::default();
-    let latin1 = Options::latin1();
-    if let Ok(v) = tether::decode_with(data, &utf8) {
-        // Whatever decodes re-encodes to the same bytes.
-        assert_eq!(tether::encode_with(&v, &utf8).ok().as_deref(), Some(data));
-    }
-    let _ = tether::decode_with(data, &latin1);
-    let _ = tether::decode_answer_with(data, &utf8);
-    let _ = tether::decode_message_send_with(data, &latin1);
-    let _ = tether::decode_frame(data, &utf8);
-    if let Ok(s) = std::str::from_utf8(data) {
-        let _ = tether::from_hex(s);
-        let _ = tether::read_tool_result(data, &utf8);
-    }
-});
+#[path = "../bodies/tether_decode.rs"]
+mod body;
+
+fuzz_target!(|data: &[u8]| body::tether_decode(data));

@@ -1,21 +1,9 @@
-"""atheris driver for the Python binding's kameo target (see targets.py).
+"""atheris driver for the Python binding's kameo target (see targets.py, driver.py).
 
     python fuzz/python/fuzz_kameo.py fuzz/python/corpus/kameo -runs=1000000
 """
 
-import os
-import sys
-
-import atheris
-
-sys.path.insert(0, os.path.dirname(__file__))
-with atheris.instrument_imports():
-    import targets
-    from targets import TARGETS
-import feedback  # noqa: E402
-
-targets.observe = feedback.observe
+import driver
 
 if __name__ == "__main__":
-    atheris.Setup(sys.argv, TARGETS["kameo"])
-    atheris.Fuzz()
+    driver.main("kameo")

@@ -6,7 +6,7 @@ typed polywire errors escape."""
 from __future__ import annotations
 
 import polywire
-from polywire import axon, kado, kameo, toon
+from polywire import axon, kado, kameo, tether, toon
 
 _LOCAL = axon.agent_id_from_seed(bytes(32))
 _PEER = axon.agent_id_from_seed(bytes([1]) * 32)
@@ -107,4 +107,45 @@ def kameo_target(data: bytes) -> None:
     _try(kameo.encode_response, v)
 
 
-TARGETS = {"kado": kado_target, "toon": toon_target, "axon": axon_target, "kameo": kameo_target}
+def _tether_value(v, depth=0):
+    """The parts of a JSON-ish value Tether has encodings for (dicts become lists of their
+    items, floats and negative or huge ints strings), so that the encoders see deep and wide
+    values, not only TETHER_UNSUPPORTED_TYPE. Below 300 levels a container becomes None
+    (the decoders allow 1,024; Python's recursion limit is 1,000)."""
+    if depth > 300 and isinstance(v, (dict, list, tuple)):
+        return None
+    if isinstance(v, dict):
+        return [[_tether_value(k, depth + 1), _tether_value(x, depth + 1)] for k, x in v.items()]
+    if isinstance(v, (list, tuple)):
+        return [_tether_value(x, depth + 1) for x in v]
+    if isinstance(v, float) or (isinstance(v, int) and not isinstance(v, bool) and not 0 <= v <= tether.MAX_SMALL_INTEGER):
+        return str(v)
+    return v
+
+
+def tether_target(data: bytes) -> None:
+    latin1 = bool(data[:1]) and data[0] & 1 == 1
+    for fn in (tether.decode, tether.decode_answer, tether.decode_message_send):
+        _try(fn, data, latin1=latin1)
+    _try(tether.decode, data, max_depth=4)
+    _try(tether.decode_handshake, data)
+    text = data.decode("utf-8", "surrogateescape")
+    _try(tether.from_hex, text)
+    _try(tether.decode_result_hex, text)
+    _try(tether.read_tool_result, text)
+    decoded = _try(tether.decode, data)
+    if decoded is not None:
+        # Whatever decodes re-encodes to the same bytes.
+        assert tether.encode(decoded) == bytes(data), data
+    v = _tether_value(_value(data))
+    out = _try(tether.encode, v, latin1=latin1)
+    if out is not None:
+        back = tether.decode(out, latin1=latin1)
+        assert tether.encode(back, latin1=latin1) == out
+        assert tether.from_hex(tether.to_hex(out), words=False) == out
+    _try(tether.encode_answer, v, "0a0b0c0d-0000-4000-8000-000000000000", latin1=latin1)
+    _try(tether.encode_message_send, 7, "at:put:", [v, v] if isinstance(v, list) else [v])
+    _try(tether.tool_arguments, v, "printString", [])
+
+
+TARGETS = {"kado": kado_target, "toon": toon_target, "axon": axon_target, "kameo": kameo_target, "tether": tether_target}

@@ -1,0 +1,9 @@
+//! Fuzz target: see `fuzz/bodies/toon_roundtrip.rs`.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+#[path = "../bodies/toon_roundtrip.rs"]
+mod body;
+
+fuzz_target!(|data: &[u8]| body::toon_roundtrip(data));
