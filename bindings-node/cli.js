@@ -14,10 +14,15 @@ const { parseArgs } = require('node:util')
 const toonModule = () => require('./toon.js')
 const kadoModule = () => require('./kado.js')
 const tetherModule = () => require('./tether.js')
+const nativeModule = () => require('./native.js')
+const llmModule = () => require('./llm.js')
 const polywireError = () => require('./errors.js').PolywireError
 
 const HELP = `\
 usage: polywire [INPUT|-] [-o OUT] [-e|-d] [--delimiter D] [--indent N] [--no-strict] [--stats]
+                [--encoding E]
+       polywire tokens [INPUT|-] [--encoding E]
+       polywire choose [INPUT|-] [-o OUT] [--delimiter D] [--indent N] [--pretty] [--encoding E]
        polywire kado dump [INPUT|-] [-o OUT]
        polywire tether hex [INPUT|-] [-o OUT]
        polywire tether unhex [INPUT|-] [-o OUT] [--no-words]
@@ -34,11 +39,18 @@ options:
   --indent N            spaces per indentation level, in TOON and in the JSON written (default 2)
   --strict              check lengths, indentation and duplicate keys when decoding (default)
   --no-strict           decode what strict mode refuses; the last of duplicate keys wins
-  --stats               print the JSON and TOON sizes (bytes, characters) and the saving to stderr
+  --stats               print the JSON and TOON sizes (tokens, bytes, characters) and the saving
+                        to stderr
+  --encoding E          the tokenizer of --stats, tokens and choose: o200k_base (default),
+                        cl100k_base or the path of a Hugging Face tokenizer.json
   -h, --help            print this help and exit
   -v, --version         print the version and exit
 
 commands:
+  tokens                the number of tokens of INPUT (any text), exactly as the tokenizer counts
+  choose                the rendering of the JSON (or .toon) INPUT with the fewest tokens: TOON with
+                        each delimiter (or --delimiter's) or compact JSON (--pretty: and indented
+                        JSON); the table of every candidate's tokens goes to stderr
   kado dump             each Kado frame of a capture as a JSON line: header, compressed, payload
   tether hex            the bytes of INPUT as lowercase hex, as the MCP send tool takes them
   tether unhex          hex text (spaces around it ignored) to raw bytes
@@ -51,8 +63,9 @@ const CHUNK = 1 << 16
 const MAX_INDENT = 256
 // The --delimiter spellings: the characters the reference takes, `\t` as typed, the names.
 const DELIMITERS = { ',': ',', '\t': '\t', '|': '|', '\\t': '\t', comma: ',', tab: '\t', pipe: '|' }
-// The measures --stats prints, in order (a later change adds token counts here).
-const STATS_MEASURES = ['bytes', 'chars']
+// The measures --stats prints, in order.
+const STATS_MEASURES = ['tokens', 'bytes', 'chars']
+const DEFAULT_ENCODING = 'o200k_base'
 
 /** A bad command line: exit status 2. */
 class UsageError extends Error {}
@@ -251,36 +264,6 @@ function utf8Message(offset) {
   return `Input is not valid UTF-8 at byte ${offset}. Pass --no-strict to replace ill-formed bytes`
 }
 
-/** Index of the first byte of the first ill-formed UTF-8 sequence in `buf`, or -1. */
-function utf8ErrorIndex(buf) {
-  let i = 0
-  while (i < buf.length) {
-    const b = buf[i]
-    let need
-    let lo = 0x80
-    let hi = 0xbf
-    if (b < 0x80) {
-      i++
-      continue
-    } else if (b >= 0xc2 && b <= 0xdf) need = 1
-    else if (b >= 0xe0 && b <= 0xef) {
-      need = 2
-      if (b === 0xe0) lo = 0xa0
-      if (b === 0xed) hi = 0x9f
-    } else if (b >= 0xf0 && b <= 0xf4) {
-      need = 3
-      if (b === 0xf0) lo = 0x90
-      if (b === 0xf4) hi = 0x8f
-    } else return i
-    for (let k = 1; k <= need; k++) {
-      const c = buf[i + k]
-      if (c === undefined || c < (k === 1 ? lo : 0x80) || c > (k === 1 ? hi : 0xbf)) return i
-    }
-    i += need + 1
-  }
-  return -1
-}
-
 function fileError(file, e) {
   const reason = typeof e.code === 'string' ? e.message.replace(new RegExp(`^${e.code}: `), '').replace(/, \w+ '.*'$/, '') : e.message
   return new CliError(`${file}: ${reason}`)
@@ -406,8 +389,18 @@ function note(text) {
 
 // --- --stats ---------------------------------------------------------------------
 
-function size(text, bytes) {
-  return { bytes: bytes === undefined ? Buffer.byteLength(text, 'utf8') : bytes, chars: codePoints(text) }
+function size(text, bytes, encoding) {
+  const out = { bytes: bytes === undefined ? Buffer.byteLength(text, 'utf8') : bytes, chars: codePoints(text) }
+  if (encoding !== undefined) out.tokens = countTokens(text, encoding)
+  return out
+}
+
+function countTokens(text, encoding) {
+  return llmModule().countTokens(text, { encoding })
+}
+
+function measures(...sizes) {
+  return STATS_MEASURES.filter((m) => sizes.every((s) => m in s))
 }
 
 function percent(saved, total) {
@@ -421,23 +414,37 @@ function percent(saved, total) {
  * text, what TOON saves and that saving in percent of the JSON.
  */
 function computeStats(jsonSize, toonSize) {
-  const saved = {}
-  const savedPercent = {}
-  for (const m of STATS_MEASURES) {
-    saved[m] = jsonSize[m] - toonSize[m]
-    savedPercent[m] = percent(saved[m], jsonSize[m])
+  const record = { json: {}, toon: {}, saved: {}, savedPercent: {} }
+  for (const m of measures(jsonSize, toonSize)) {
+    record.json[m] = jsonSize[m]
+    record.toon[m] = toonSize[m]
+    record.saved[m] = jsonSize[m] - toonSize[m]
+    record.savedPercent[m] = percent(record.saved[m], jsonSize[m])
   }
-  return { json: { ...jsonSize }, toon: { ...toonSize }, saved, savedPercent }
+  return record
 }
 
 /** The --stats record as a table: one column per measure, one row per line. */
 function formatStats(record) {
-  const rows = [['', ...STATS_MEASURES]]
+  const ms = Object.keys(record.json)
+  const rows = [['', ...ms]]
   for (const [name, key] of [['JSON', 'json'], ['TOON', 'toon'], ['saved', 'saved'], ['saved %', 'savedPercent']]) {
-    rows.push([name, ...STATS_MEASURES.map((m) => String(record[key][m]))])
+    rows.push([name, ...ms.map((m) => String(record[key][m]))])
   }
+  return table(rows)
+}
+
+/** Rows as columns: the first left-aligned, the others right-aligned, two spaces apart. */
+function table(rows) {
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)))
-  return rows.map((r) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ')).join('\n')
+  return rows
+    .map((r) =>
+      r
+        .map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c])))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n')
 }
 
 // --- JSON <-> TOON ------------------------------------------------------------------
@@ -459,6 +466,8 @@ async function encodeCommand(args, delimiter, indent) {
   const value = parseJson(text)
   const out = new Output(args.output)
   const toonSize = { bytes: 0, chars: 0 }
+  // --stats counts the tokens of the whole text (a line's tokens depend on its neighbours).
+  const toonPieces = args.stats ? [] : null
   let first = true
   try {
     // Line by line (encodeLines): the TOON text is never held whole.
@@ -468,6 +477,7 @@ async function encodeCommand(args, delimiter, indent) {
       if (args.stats) {
         toonSize.bytes += Buffer.byteLength(piece, 'utf8')
         toonSize.chars += codePoints(piece)
+        toonPieces.push(piece)
       }
       await out.write(piece)
     }
@@ -478,101 +488,117 @@ async function encodeCommand(args, delimiter, indent) {
   await out.write('\n')
   await out.close()
   if (args.output !== null) note(`Encoded \`${label(args.input)}\` \u2192 \`${label(args.output)}\``)
-  if (args.stats) note(formatStats(computeStats(size(text, raw.length), toonSize)))
+  if (args.stats) {
+    const encoding = args.encoding ?? DEFAULT_ENCODING
+    toonSize.tokens = countTokens(toonPieces.join(''), encoding)
+    note(formatStats(computeStats(size(text, raw.length, encoding), toonSize)))
+  }
 }
 
-async function* linesOf(chunks, strict, counts) {
-  const decoder = new TextDecoder('utf-8', { fatal: strict })
-  let tail = Buffer.alloc(0) // the last bytes read, to locate an ill-formed sequence
-  let consumed = 0
-  let buffer = ''
-  const decode = (chunk) => {
+// --- tokens, choose -----------------------------------------------------------------
+
+async function tokensCommand(args) {
+  const text = new TextDecoder('utf-8', { ignoreBOM: true }).decode(await readInput(args.input))
+  process.stdout.write(`${countTokens(text, args.encoding ?? DEFAULT_ENCODING)}\n`)
+}
+
+async function chooseCommand(args) {
+  const delimiter = delimiterArg(args.delimiter, undefined)
+  const indent = indentArg(args.indent)
+  if (indent > MAX_INDENT) throw new UsageError(`Invalid indent value: ${indent} (encoding takes 0 to ${MAX_INDENT})`)
+  const text = new TextDecoder('utf-8', { ignoreBOM: true }).decode(await readInput(args.input))
+  let value
+  if ((args.input || '').endsWith('.toon')) {
     try {
-      return chunk === undefined ? decoder.decode() : decoder.decode(chunk, { stream: true })
-    } catch {
-      // Ill-formed: the sequence starts in this chunk or in the (at most 3) bytes before it.
-      let start = 0
-      while (start < tail.length && (tail[start] & 0xc0) === 0x80) start++
-      const bytes = Buffer.concat([tail.subarray(start), chunk || Buffer.alloc(0)])
-      const index = utf8ErrorIndex(bytes)
-      throw new CliError(utf8Message(consumed - tail.length + start + Math.max(index, 0)))
+      value = toonModule().decode(text, { indentSize: Math.max(indent, 1) })
+    } catch (e) {
+      if (e instanceof toonModule().ToonDecodeError) throw new CliError(toonDecodeMessage(e))
+      throw e
     }
+  } else {
+    value = parseJson(text)
   }
-  for await (const chunk of chunks) {
-    counts.bytes += chunk.length
-    const text = decode(chunk)
-    counts.chars += codePoints(text)
-    consumed += chunk.length
-    tail = Buffer.concat([tail, chunk]).subarray(-3)
-    buffer += text
-    const lines = buffer.split('\n')
-    buffer = lines.pop()
-    yield* lines
+  const formats = args.pretty ? ['toon', 'json', 'json-pretty'] : ['toon', 'json']
+  const encoding = args.encoding ?? DEFAULT_ENCODING
+  const r = llmModule().encodeForLlm(value, { encoding, formats, delimiter, indentSize: indent })
+  const out = new Output(args.output)
+  await out.write(r.text + '\n')
+  await out.close()
+  const rows = [['', 'tokens', 'bytes', '']]
+  for (const [name, count] of Object.entries(r.candidates)) {
+    const rendering = name === r.format ? r.text : renderingOf(value, name, indent)
+    rows.push([name, String(count), String(Buffer.byteLength(rendering, 'utf8')), name === r.format ? 'chosen' : ''])
   }
-  const rest = decode(undefined)
-  counts.chars += codePoints(rest)
-  buffer += rest
-  if (buffer.length > 0) yield buffer
+  note(table(rows))
 }
 
-/** JSON text from the events of decodeStream, as @toon-format/cli writes it. */
-async function* jsonFromEvents(events, indent) {
-  const stack = []
-  const newline = (depth) => (indent > 0 ? '\n' + ' '.repeat(depth * indent) : '')
-  const prefix = (parent) => (parent && parent.type === 'array' ? (parent.needsComma ? ',' : '') + newline(stack.length) : '')
-  for await (const event of events) {
-    const parent = stack[stack.length - 1]
-    switch (event.type) {
-      case 'startObject':
-      case 'startArray': {
-        const type = event.type === 'startObject' ? 'object' : 'array'
-        yield prefix(parent) + (type === 'object' ? '{' : '[')
-        stack.push({ type, needsComma: false })
-        break
-      }
-      case 'endObject':
-      case 'endArray': {
-        const context = stack.pop()
-        yield (context.needsComma ? newline(stack.length) : '') + (context.type === 'object' ? '}' : ']')
-        if (stack.length > 0) stack[stack.length - 1].needsComma = true
-        break
-      }
-      case 'key':
-        yield (parent.needsComma ? ',' : '') + newline(stack.length) + JSON.stringify(event.key) + (indent > 0 ? ': ' : ':')
-        parent.needsComma = true
-        break
-      case 'primitive':
-        yield prefix(parent) + JSON.stringify(event.value)
-        if (parent) parent.needsComma = true
-        break
-    }
-  }
+function renderingOf(value, name, indent) {
+  const delimiters = { toon: ',', 'toon-tab': '\t', 'toon-pipe': '|' }
+  if (name in delimiters) return toonModule().encode(value, { indentSize: indent, delimiter: delimiters[name] })
+  return name === 'json-pretty' ? JSON.stringify(value, null, 2) : JSON.stringify(value)
+}
+
+/**
+ * A fault of the native decoder (`failure` of ToonJsonStream: JSON text) as
+ * the error the command reports.
+ */
+function decodeFailure(json) {
+  const f = JSON.parse(json)
+  if (f.code === 'TOON_INVALID_UTF8') return new CliError(utf8Message(f.offset))
+  const message = f.message.replace(/ at line \d+(?:, column \d+)?$/, '')
+  return new CliError(toonDecodeMessage({ line: f.line, column: f.column, source: f.source ?? undefined, message }))
 }
 
 async function decodeCommand(args, indent) {
   const toonSize = { bytes: 0, chars: 0 }
   const jsonSize = { bytes: 0, chars: 0 }
   const out = new Output(args.output)
-  // Streamed: lines in, events (decodeStream) out as JSON text; memory stays bounded.
-  const lines = linesOf(inputChunks(args.input), args.strict, toonSize)
-  const events = toonModule().decodeStream(lines, { indentSize: indent, strict: args.strict })
-  try {
-    for await (const piece of jsonFromEvents(events, indent)) {
-      if (args.stats) {
-        jsonSize.bytes += Buffer.byteLength(piece, 'utf8')
-        jsonSize.chars += codePoints(piece)
-      }
-      await out.write(piece)
-    }
-  } catch (e) {
-    out.abort()
-    if (e instanceof toonModule().ToonDecodeError) throw new CliError(toonDecodeMessage(e))
-    throw e
+  // Streamed: bytes in, JSON text out as the events come, from the resumable
+  // decoder (ToonJsonStream, src/toon/stream.rs, as @toon-format/cli writes
+  // it); memory stays bounded by the open structure and the longest line.
+  // The text goes out in whole blocks of CHUNK bytes: a fault drops the
+  // rest (so a document whose JSON before the fault is shorter writes none).
+  const decoder = new (nativeModule().ToonJsonStream)(indent, args.strict)
+  // --stats counts the tokens of the whole texts: they are kept.
+  const inputs = args.stats ? [] : null
+  const outputs = args.stats ? [] : null
+  let pending = []
+  let size = 0
+  const write = async (buf) => {
+    outputs?.push(buf)
+    pending.push(buf)
+    size += buf.length
+    jsonSize.bytes += buf.length
+    if (size < CHUNK) return
+    const data = Buffer.concat(pending, size)
+    const whole = size - (size % CHUNK)
+    await out.write(data.subarray(0, whole))
+    pending = [data.subarray(whole)]
+    size -= whole
   }
+  for await (const chunk of inputChunks(args.input)) {
+    toonSize.bytes += chunk.length
+    inputs?.push(chunk)
+    await write(decoder.feed(chunk))
+    if (decoder.failure !== null) break
+  }
+  if (decoder.failure === null) await write(decoder.finish())
+  if (decoder.failure !== null) {
+    out.abort()
+    throw decodeFailure(decoder.failure)
+  }
+  for (const buf of pending) await out.write(buf)
   await out.write('\n')
   await out.close()
+  toonSize.chars = decoder.inputChars
+  jsonSize.chars = decoder.outputChars
   if (args.output !== null) note(`Decoded \`${label(args.input)}\` \u2192 \`${label(args.output)}\``)
-  if (args.stats) note(formatStats(computeStats(jsonSize, toonSize)))
+  if (args.stats) {
+    const encoding = args.encoding ?? DEFAULT_ENCODING
+    jsonSize.tokens = countTokens(Buffer.concat(outputs).toString('utf8'), encoding)
+    toonSize.tokens = countTokens(new TextDecoder('utf-8').decode(Buffer.concat(inputs)), encoding)
+    note(formatStats(computeStats(jsonSize, toonSize)))
+  }
 }
 
 // --- kado dump ------------------------------------------------------------------------
@@ -682,6 +708,19 @@ const MAIN_OPTIONS = {
   strict: { type: 'boolean' },
   'no-strict': { type: 'boolean' },
   stats: { type: 'boolean' },
+  encoding: { type: 'string' },
+}
+const TOKENS_OPTIONS = { help: COMMON_OPTIONS.help, version: COMMON_OPTIONS.version, encoding: { type: 'string' } }
+const CHOOSE_OPTIONS = {
+  ...COMMON_OPTIONS,
+  delimiter: { type: 'string' },
+  indent: { type: 'string' },
+  pretty: { type: 'boolean' },
+  encoding: { type: 'string' },
+}
+const SINGLE_COMMANDS = {
+  tokens: [TOKENS_OPTIONS, tokensCommand],
+  choose: [CHOOSE_OPTIONS, chooseCommand],
 }
 const UNHEX_OPTIONS = { ...COMMON_OPTIONS, words: { type: 'boolean' }, 'no-words': { type: 'boolean' } }
 
@@ -731,6 +770,18 @@ function parse(argv, options) {
   return { ...values, input: orStdio(parsed.positionals[0]), output: orStdio(values.output) }
 }
 
+function indentArg(value) {
+  if (value === undefined) return 2
+  if (!/^[0-9]+$/.test(value)) throw new UsageError(`Invalid indent value: ${value}`)
+  return Number(value)
+}
+
+function delimiterArg(value, fallback) {
+  if (value === undefined) return fallback
+  if (Object.hasOwn(DELIMITERS, value)) return DELIMITERS[value]
+  throw new UsageError(`Invalid delimiter ${JSON.stringify(value)}. Valid delimiters are: comma (,), tab (\\t), pipe (|)`)
+}
+
 function helpOrVersion(help, version) {
   if (help) process.stdout.write(HELP)
   else if (version) process.stdout.write(`polywire ${require('../package.json').version}\n`)
@@ -740,6 +791,13 @@ function helpOrVersion(help, version) {
 async function run(argv) {
   const beforeDashes = argv.includes('--') ? argv.slice(0, argv.indexOf('--')) : argv
   if (helpOrVersion(beforeDashes.includes('-h') || beforeDashes.includes('--help'), beforeDashes.includes('-v') || beforeDashes.includes('--version'))) return
+  if (Object.hasOwn(SINGLE_COMMANDS, argv[0] ?? '')) {
+    const [options, command] = SINGLE_COMMANDS[argv[0]]
+    const args = parse(argv.slice(1), options)
+    if (helpOrVersion(args.help, args.version)) return
+    await command(args)
+    return
+  }
   if (argv[0] === 'kado' || argv[0] === 'tether') {
     const group = argv[0]
     const actions = Object.keys(COMMANDS).filter((k) => k.startsWith(group + ' ')).map((k) => k.split(' ')[1]).sort()
@@ -754,15 +812,8 @@ async function run(argv) {
   const args = parse(argv, MAIN_OPTIONS)
   if (helpOrVersion(args.help, args.version)) return
   if (args.strict === undefined) args.strict = true
-  let indent = 2
-  if (args.indent !== undefined) {
-    if (!/^[0-9]+$/.test(args.indent)) throw new UsageError(`Invalid indent value: ${args.indent}`)
-    indent = Number(args.indent)
-  }
-  const delimiter = args.delimiter === undefined ? ',' : Object.hasOwn(DELIMITERS, args.delimiter) ? DELIMITERS[args.delimiter] : undefined
-  if (delimiter === undefined) {
-    throw new UsageError(`Invalid delimiter ${JSON.stringify(args.delimiter)}. Valid delimiters are: comma (,), tab (\\t), pipe (|)`)
-  }
+  const indent = indentArg(args.indent)
+  const delimiter = delimiterArg(args.delimiter, ',')
   const encode = args.encode || (!args.decode && !(args.input || '').endsWith('.toon'))
   if (encode) {
     if (indent > MAX_INDENT) throw new UsageError(`Invalid indent value: ${indent} (encoding takes 0 to ${MAX_INDENT})`)

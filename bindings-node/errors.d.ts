@@ -27,3 +27,5 @@ export declare class TetherError extends PolywireError {}
 export declare class AxonError extends PolywireError {}
 /** A Kameo message could not be encoded or decoded (codes `KAMEO_*`, with the byte `offset`). */
 export declare class KameoError extends PolywireError {}
+/** Tokens could not be counted (`polywire/llm`): an unknown encoding, a bad tokenizer.json. */
+export declare class LlmError extends PolywireError {}

@@ -37,6 +37,7 @@ class KadoError extends PolywireError {}
 class TetherError extends PolywireError {}
 class AxonError extends PolywireError {}
 class KameoError extends PolywireError {}
+class LlmError extends PolywireError {}
 
 const BYTE_RE = / at byte (\d+)$/
 const LINE_RE = / at line (\d+)(?:, column (\d+))?$/
@@ -164,4 +165,4 @@ function isStackOverflow(e) {
   return e instanceof RangeError && e.code === undefined && /call stack/i.test(e.message)
 }
 
-module.exports = { brand, PolywireError, KadoError, TetherError, AxonError, KameoError, fromNative, toBytes, argError, intArg, strArg, describe, hasCycle, isStackOverflow, bytesArg, boolArg }
+module.exports = { brand, PolywireError, KadoError, TetherError, AxonError, KameoError, LlmError, fromNative, toBytes, argError, intArg, strArg, describe, hasCycle, isStackOverflow, bytesArg, boolArg }

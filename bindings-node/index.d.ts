@@ -33,6 +33,59 @@ export declare class AxonSession {
   get pending(): string
 }
 
+/** The events of a stream's lines, for `decodeStream` / `decodeStreamSync`. */
+export declare class ToonEventStream {
+  constructor(indent: number, strict: boolean)
+  /**
+   * One line (a newline in it is part of it): the events it decides, as
+   * JSON text `{"events":[...]}`, with `"error"` on a fault (after the
+   * events before it). A lone surrogate is `TOON_LONE_SURROGATE_INPUT`
+   * (toon.js maps them to stand-ins and calls again).
+   */
+  pushLine(line: unknown): unknown
+  /**
+   * The end of the lines: the events it decides, as `push_line` gives
+   * them.
+   */
+  finish(): unknown
+}
+
+/**
+ * TOON bytes in, the document's JSON text out as the events come (as
+ * `@toon-format/cli` writes it, `indent` spaces per level), for
+ * `polywire -d` (the core's `JsonStream`). A fault does not throw: the text
+ * before it is returned, then `failure` holds the error.
+ */
+export declare class ToonJsonStream {
+  /**
+   * `strict` also makes ill-formed UTF-8 an error (`TOON_INVALID_UTF8`
+   * with the byte `offset`); otherwise each ill-formed sequence reads as
+   * U+FFFD, as `TextDecoder` reads it.
+   */
+  constructor(indent: number, strict: boolean)
+  /** The JSON text the bytes complete. */
+  feed(chunk: Uint8Array): Buffer
+  /**
+   * The rest of the JSON text, at the end of the input (the final
+   * newline is the caller's).
+   */
+  finish(): Buffer
+  /**
+   * The fault, once there is one: JSON text `{code, message, line,
+   * column, source, offset}`.
+   */
+  get failure(): string | null
+  /** Characters of the TOON text read (without a leading BOM). */
+  get inputChars(): number
+  /** Characters of the JSON text written. */
+  get outputChars(): number
+  /**
+   * Bytes of text the decoder has gone through (read, searched, moved):
+   * linear in the input, whatever its pieces.
+   */
+  get scanned(): number
+}
+
 export declare function axonAgentId(publicKey: Uint8Array): string
 
 export declare function axonAgentIdFromSeed(seed: Uint8Array): string
@@ -182,6 +235,15 @@ export declare function kameoRemoteMessageId(crateName: string, crateMajor: numb
 
 export declare function kameoUnpack(data: Uint8Array): string
 
+/** The encoding's name, once it (or the tokenizer.json file) is loaded. */
+export declare function llmCheckEncoding(encoding: string): string
+
+/** The numbers of tokens of several texts (large ones on two threads). */
+export declare function llmCountMany(texts: Array<string>, encoding?: string | undefined | null): Array<number>
+
+/** The number of tokens of `text`. */
+export declare function llmCountTokens(text: string, encoding?: string | undefined | null): number
+
 /** The value's tape. */
 export declare function tetherDecode(data: Uint8Array, latin1?: boolean | undefined | null, maxDepth?: number | undefined | null): string
 
@@ -216,17 +278,6 @@ export declare function tetherToolArguments(receiverTape: string, selector: stri
 
 /** Benchmark only: decode TOON text to JavaScript values built through N-API. */
 export declare function toonDecodeDirect(text: string, indent: number, strict: boolean): unknown
-
-/**
- * Decode TOON text to the reference's event stream, as JSON text
- * `{"events":[...],"done":bool}`, plus `"error":{"code","message"}` on a
- * fault: the
- * events after the first `skip` (a stream's text is decoded again as lines
- * come: see `toon.js`), then, on a fault, its error (thrown by `toon.js`
- * after the events, as the reference throws after yielding them). With
- * `more`, the text is the stream's lines so far: `done` is then false.
- */
-export declare function toonDecodeEventsJson(text: unknown, indent: number, strict: boolean, more: boolean, skip: number): unknown
 
 /**
  * Decode TOON text to JSON text (for `JSON.parse`): the JSON route, for

@@ -10,11 +10,13 @@ module.exports = {
   tether: require('./tether.js'),
   axon: require('./axon.js'),
   kameo: require('./kameo.js'),
+  llm: require('./llm.js'),
   PolywireError: errors.PolywireError,
   KadoError: errors.KadoError,
   TetherError: errors.TetherError,
   AxonError: errors.AxonError,
   KameoError: errors.KameoError,
+  LlmError: errors.LlmError,
   ToonDecodeError: toon.ToonDecodeError,
   ToonEncodeError: toon.ToonEncodeError,
 }

@@ -1,4 +1,4 @@
 import polywire from './polywire.js'
 
-export const { kado, toon, tether, axon, kameo, PolywireError, KadoError, TetherError, AxonError, KameoError, ToonDecodeError, ToonEncodeError } = polywire
+export const { kado, toon, tether, axon, kameo, llm, PolywireError, KadoError, TetherError, AxonError, KameoError, LlmError, ToonDecodeError, ToonEncodeError } = polywire
 export default polywire

@@ -155,9 +155,10 @@ export declare function decodeFromLines(lines: Iterable<string>, options?: Decod
  */
 export declare function decodeStreamSync(lines: Iterable<string>, options?: DecodeStreamOptions): Iterable<JsonStreamEvent>
 /**
- * Decode TOON lines from a sync or async iterable to JSON events, yielded as
- * the lines come (for a slow source, about 20 ms after the line that decides
- * them, or later while decoding takes longer than a quarter of that).
+ * Decode TOON lines from a sync or async iterable to JSON events, each
+ * yielded as soon as the line that decides it has come. The decoder resumes
+ * where it stopped: each line is read once, and memory is bounded by the
+ * open structure and the longest line.
  */
 export declare function decodeStream(
   source: AsyncIterable<string> | Iterable<string>,

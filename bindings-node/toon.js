@@ -1152,175 +1152,149 @@ function decodeFromLines(lines, options) {
   checkIterable(lines, 'lines')
   const o = resolveDecodeOptions(options)
   const source = Lines.read(lines)
-  const { text, nl } = source.text()
   if (source.failed) {
     // The reference decodes until it needs the line the source failed to
     // give, so a fault before that line comes first.
-    const { error } = eventsOf(text, o, true, Infinity, nl)
-    if (error) throw error
+    const stream = new EventStream(o)
+    for (const line of source.lines) {
+      const { error } = stream.push(line)
+      if (error) throw error
+    }
     throw source.failure
   }
+  const { text, nl } = source.text()
   // (Key texts holding the newline stand-in must not join the key table:
   // the same text elsewhere means itself.)
   return nl ? decodeJsonRoute(text, o, nl) : decodeText(text, o)
 }
 
-// The events of TOON text after the first `skip` (the lines of a stream so
-// far when `more`), as `{ events, done, error }`: a fault is returned, to be
-// thrown once the events before it are yielded, as the reference does.
-// `nl`: see `linesText`.
-function eventsOf(text, o, more, skip, nl) {
-  const run = (t) => native.toonDecodeEventsJson(t, o.indentSize, o.strict, more, skip)
-  let json
-  try {
-    json = run(text)
-  } catch (e) {
-    if (e?.code !== 'TOON_LONE_SURROGATE_INPUT') throw decodeError(e, text, nl)
-    json = withLoneSurrogates(text, run)
+// Stand-ins for lone surrogates (see `withLoneSurrogates`) in a stream: the
+// first range of the two whose characters no line before the first lone
+// surrogate held (their high surrogates: U+F0000-U+F07FF is \uDB80
+// \uDB81, U+100000-U+1007FF is \uDBC0 \uDBC1). A stream whose lines hold
+// characters of both ranges before its first lone surrogate reads lone
+// surrogates as U+FFFD from there on; one whose lines hold characters of the
+// range chosen after it reads them back as lone surrogates (a whole text
+// is checked at once: `withLoneSurrogates`).
+const STAND_IN_RANGES = [/[\uDB80\uDB81]/, /[\uDBC0\uDBC1]/]
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
+const STAND_INS = { [0xf0000]: /[\u{F0000}-\u{F07FF}]/gu, [0x100000]: /[\u{100000}-\u{1007FF}]/gu }
+
+// A stream's lines given to the resumable native decoder (ToonEventStream,
+// src/toon/stream.rs) one at a time: each call returns the events that line
+// decides (every event the lines so far decide has then come), and the
+// decoder keeps its state in between, reading each line once.
+class EventStream {
+  constructor(o) {
+    this.native = new native.ToonEventStream(o.indentSize, o.strict)
+    /** The stand-in range in use (undefined: none yet; null: U+FFFD). */
+    this.base = undefined
+    /** Stand-in ranges seen in lines so far (bit 0: plane 15, bit 1: plane 16). */
+    this.seen = 0
   }
-  const out = JSON.parse(nl ? newlinesBack(json, nl) : json)
-  if (out.error) {
-    const e = new Error(out.error.message)
-    e.code = out.error.code
-    out.error = decodeError(e, text, nl)
+
+  /** One line: `{ events, error }` (the error to throw once the events are yielded). */
+  push(line) {
+    if (this.base === undefined && this.seen !== 3) {
+      for (let k = 0; k < 2; k++) if (STAND_IN_RANGES[k].test(line)) this.seen |= 1 << k
+    }
+    return this.run(() => this.native.pushLine(this.base ? this.mapped(line) : line), line)
   }
-  return out
+
+  /** The end of the lines: `{ events, error }`. */
+  finish() {
+    return this.run(() => this.native.finish())
+  }
+
+  mapped(line) {
+    if (this.base === null) return line.toWellFormed()
+    return line.replace(LONE_SURROGATE, (c) => String.fromCodePoint(this.base + c.charCodeAt(0) - 0xd800))
+  }
+
+  run(call, line) {
+    let json
+    try {
+      json = call()
+    } catch (e) {
+      if (e?.code !== 'TOON_LONE_SURROGATE_INPUT' || line === undefined) throw e
+      if (this.base === undefined) this.base = !(this.seen & 1) ? 0xf0000 : !(this.seen & 2) ? 0x100000 : null
+      json = this.native.pushLine(this.mapped(line))
+    }
+    const base = this.base
+    const standIn = base ? STAND_INS[base] : null
+    const back = standIn ? (s) => s.replace(standIn, (c) => String.fromCharCode(0xd800 + c.codePointAt(0) - base)) : null
+    // (JSON text: a stand-in goes back as the escape of its lone surrogate.)
+    const out = JSON.parse(standIn ? json.replace(standIn, (c) => `\\u${(0xd800 + c.codePointAt(0) - base).toString(16)}`) : json)
+    if (out.error) out.error = streamError(out.error, back)
+    return out
+  }
 }
 
-/** Milliseconds after which a stream whose lines come slowly is decoded
- * again (see `LineStream`). */
-const STREAM_WAIT_MS = 20
+// The native decoder's error as the reference's ToonDecodeError.
+function streamError({ code, message, line, column, source }, back) {
+  const m = POSITION.exec(message)
+  const text = m ? message.slice(0, m.index) : message
+  return new ToonDecodeError(back ? back(text) : text, {
+    line: line ?? undefined,
+    column: column ?? undefined,
+    source: source == null ? undefined : back ? back(source) : source,
+    code,
+  })
+}
 
-// A stream's lines, decoded as they come. The native decoder does not
-// resume, so the lines so far are decoded again from the start (the events
-// yielded before skipped) each time their text has doubled since the last
-// decode: about twice the work of one decode in all. For an async source
-// (a model writing its answer), also once STREAM_WAIT_MS have passed since
-// the last decode (and it took at most a quarter of that), whether or not
-// the next line has come.
-// The decoder stops at the first line it lacks, so every event it yields is
-// one the lines so far decide: the reference's events in the reference's
-// order, each at most a doubling of the text later than the reference.
-// Lines are taken as `Lines` says: when the source fails, the events the
-// lines before the failure decide come, then a fault among them or else
-// the failure.
-class LineStream {
-  constructor(options) {
-    checkOptions(options)
-    this.o = { indentSize: resolveIndent(options), strict: Boolean(options?.strict ?? true) }
-    this.lines = new Lines()
-    this.decodedSize = 0
-    this.yielded = 0
-    this.lastDecode = 0
-    this.lastCost = 0
-  }
-
-  /** Take the source's next element; false when it ends or fails the source. */
-  push(value) {
-    return this.lines.push(value)
-  }
-
-  fail(error) {
-    this.lines.fail(error)
-  }
-
-  due(now) {
-    if (this.lines.size >= 2 * this.decodedSize) return true
-    return now !== undefined && this.wait(now) === 0
-  }
-
-  // Milliseconds until lines read but not decoded are due by time (-1:
-  // there are none).
-  wait(now) {
-    if (this.lines.size === this.decodedSize) return -1
-    return Math.max(0, Math.max(STREAM_WAIT_MS, 4 * this.lastCost) - (now - this.lastDecode))
-  }
-
-  *decode(more) {
-    const start = performance.now()
-    const { text, nl } = this.lines.text()
-    const { events, error } = eventsOf(text, this.o, more, this.yielded, nl)
-    this.lastDecode = performance.now()
-    this.lastCost = this.lastDecode - start
-    this.decodedSize = this.lines.size
-    for (const event of events) {
-      this.yielded++
-      yield event
-    }
-    if (error) throw error
-  }
-
-  /** The rest, once the source has ended or failed. */
-  *finish() {
-    if (!this.lines.failed) return yield* this.decode(false)
-    yield* this.decode(true)
-    throw this.lines.failure
-  }
+// A stream's next line as the reference takes it: `undefined` ends the
+// source (`done`), a String object is its string, another element that is no
+// string is a TypeError (thrown once the decoder needs that line: the only
+// time one is read).
+function lineOf(value, n) {
+  if (value === undefined || typeof value === 'string') return value
+  if (value instanceof String) return String(value)
+  const what = value === null ? 'null' : typeof value
+  throw argError(TypeError, INVALID, `Expected each TOON line as a string, got ${what} (line ${n})`)
 }
 
 /** Decode TOON lines to JSON events (startObject, key, primitive, ...), as they are read. */
 function decodeStreamSync(lines, options) {
   checkIterable(lines, 'lines')
   return (function* events() {
-    const stream = new LineStream(options)
+    const o = resolveStreamOptions(options)
+    const stream = new EventStream(o)
     const it = lines[Symbol.iterator]()
-    for (;;) {
-      let next
-      try {
-        next = it.next()
-      } catch (e) {
-        stream.fail(e)
-        break
-      }
-      if (next.done || !stream.push(next.value)) break
-      if (stream.due()) yield* stream.decode(true)
+    for (let n = 1; ; n++) {
+      // The next line is read only when the events of those before it have
+      // all been taken: the decoder needs it.
+      const next = it.next()
+      const line = next.done ? undefined : lineOf(next.value, n)
+      const { events, error } = line === undefined ? stream.finish() : stream.push(line)
+      yield* events
+      if (error) throw error
+      if (line === undefined) return
     }
-    return yield* stream.finish()
   })()
 }
-
-const LATER = Symbol('later')
 
 /** Decode TOON lines from a sync or async iterable to JSON events, as they come. */
 function decodeStream(source, options) {
   checkIterable(source, 'source', true)
   return (async function* events() {
-    const stream = new LineStream(options)
+    const o = resolveStreamOptions(options)
+    const stream = new EventStream(o)
     const async = source != null && typeof source[Symbol.asyncIterator] === 'function'
     const it = async ? source[Symbol.asyncIterator]() : source[Symbol.iterator]()
-    let pending = null
-    for (;;) {
-      let next
-      let timer
-      try {
-        pending ??= it.next()
-        const wait = async ? stream.wait(performance.now()) : -1
-        if (wait >= 0) {
-          // Lines read and not decoded: if the next is slow to come, they
-          // are decoded meanwhile (a model writing pauses between lines).
-          const later = new Promise((resolve) => {
-            timer = setTimeout(resolve, wait, LATER)
-          })
-          next = await Promise.race([pending, later])
-        } else {
-          next = await pending
-        }
-      } catch (e) {
-        stream.fail(e)
-        break
-      } finally {
-        clearTimeout(timer)
-      }
-      if (next === LATER) {
-        yield* stream.decode(true)
-        continue
-      }
-      pending = null
-      if (next.done || !stream.push(next.value)) break
-      if (stream.due(performance.now())) yield* stream.decode(true)
+    for (let n = 1; ; n++) {
+      const next = await it.next()
+      const line = next.done ? undefined : lineOf(next.value, n)
+      const { events, error } = line === undefined ? stream.finish() : stream.push(line)
+      yield* events
+      if (error) throw error
+      if (line === undefined) return
     }
-    return yield* stream.finish()
   })()
+}
+
+function resolveStreamOptions(options) {
+  checkOptions(options)
+  return { indentSize: resolveIndent(options), strict: Boolean(options?.strict ?? true) }
 }
 
 module.exports = {

@@ -68,7 +68,7 @@ for w in "${wheels[@]}"; do
   # --no-index for polywire: the wheel, never a build from source.
   norust "$venv/bin/python" -m pip install -q --no-index "$w"
   # pydantic (polywire.toon.pydantic) works on every Python polywire supports.
-  norust "$venv/bin/python" -m pip install -q pytest hypothesis mypy pydantic
+  norust "$venv/bin/python" -m pip install -q pytest hypothesis mypy pydantic tiktoken==0.14.0 tokenizers==0.22.1
   # toon-format 1.2.0 (the parity tests' reference) needs Python 3.10 or newer; those
   # tests (and test_toon_pydantic.py's comparisons with toon_format.pydantic) skip
   # without it.

@@ -91,6 +91,16 @@ FORMATS: List[Tuple[str, str, str, str]] = [
         "records and keys, peer ids and the default remote ids of kameo's macros. polywire "
         "is byte-identical to the crate itself.",
     ),
+    (
+        "llm",
+        "LLM context",
+        "llm-context",
+        "Token counts and the rendering of a value with the fewest tokens: exact counts with "
+        "OpenAI's BPE encodings (`o200k_base`, `cl100k_base`, equal to tiktoken's "
+        "`encode_ordinary`) or a Hugging Face `tokenizer.json`, the choice between TOON and "
+        "JSON renderings by measured tokens (or by the design document's structure rules), "
+        "and TOON with a JSON fallback.",
+    ),
 ]
 
 # Python submodules documented on their format's page (their stub: <path>.pyi).

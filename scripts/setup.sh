@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q maturin pytest hypothesis mypy toon-format==1.2.0 pydantic
+.venv/bin/python -m pip install -q maturin pytest hypothesis mypy toon-format==1.2.0 pydantic tiktoken==0.14.0 tokenizers==0.22.1
 .venv/bin/python -m pip install -q .
 if [ -f package-lock.json ] && [ "${CI:-}" = "true" ]; then npm ci --no-audit --no-fund; else npm install --no-audit --no-fund; fi
 .venv/bin/python examples/demo.py

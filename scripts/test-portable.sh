@@ -20,7 +20,7 @@ echo "== tests-py (portable)"
 if [ ! -x .venv-portable/bin/python ]; then
   python3 -m venv .venv-portable
   .venv-portable/bin/python -m pip install -q --upgrade pip
-  .venv-portable/bin/python -m pip install -q maturin pytest hypothesis mypy pydantic toon-format==1.2.0
+  .venv-portable/bin/python -m pip install -q maturin pytest hypothesis mypy pydantic toon-format==1.2.0 tiktoken==0.14.0 tokenizers==0.22.1
 fi
 (export VIRTUAL_ENV=$ROOT/.venv-portable PATH=$ROOT/.venv-portable/bin:$PATH
  maturin develop --release --quiet

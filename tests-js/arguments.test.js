@@ -19,8 +19,9 @@ const toon = require('polywire/toon')
 const tether = require('polywire/tether')
 const axon = require('polywire/axon')
 const kameo = require('polywire/kameo')
+const llm = require('polywire/llm')
 
-const FORMATS = { kado, toon, tether, axon, kameo }
+const FORMATS = { kado, toon, tether, axon, kameo, llm }
 
 // Codes: FORMAT_WHAT (digits allowed after the first letter: KADO_INVALID_UTF8);
 // AXON's codes are the protocol's own (`invalid_envelope`, ...).
@@ -361,6 +362,19 @@ const SWEEP = {
     [(v) => kameo.encodeRequest(kameo.ask(1, 'a', 'm', new Uint8Array(2), { replyTimeout: v })), [[1, 5]], ['replyTimeout']],
     [(v) => kameo.encodeRequest(kameo.ask(1, 'a', 'm', new Uint8Array(2), { immediate: v })), [true], ['immediate']],
   ],
+  'llm.countTokens': [[(...a) => llm.countTokens(...a), ['hello', { encoding: 'cl100k_base' }], ['text', 'options']]],
+  'llm.encodeForLlm': [
+    [(...a) => llm.encodeForLlm(...a), [[{ a: 1 }, { a: 2 }, { a: 3 }], { formats: ['toon', 'json'] }], [null, 'options']],
+    [(v) => llm.encodeForLlm([{ a: 1 }], { encoding: v }), ['o200k_base'], ['encoding']],
+    [(v) => llm.encodeForLlm([{ a: 1 }], { formats: v }), [['json']], ['formats']],
+    [(v) => llm.encodeForLlm([{ a: 1 }], { delimiter: v }), ['|'], ['delimiter']],
+    [(v) => llm.encodeForLlm([{ a: 1 }], { strategy: v }), ['structure'], ['strategy']],
+    [(v) => llm.encodeForLlm([{ a: 1 }], { indentSize: v }), [4], ['indentSize']],
+  ],
+  'llm.safeEncode': [
+    [(...a) => llm.safeEncode(...a), [{ a: [1, 2] }, { fallbackToJson: true }], [null, 'options']],
+    [(v) => llm.safeEncode({ a: 1 }, { fallbackToJson: v }), [false], ['fallbackToJson']],
+  ],
   'kameo.tell': [
     [
       (...a) => kameo.encodeRequest(kameo.tell(...a)),
@@ -382,7 +396,7 @@ const EXEMPT = {
 }
 // Error classes: constructed by polywire (a user who constructs one passes
 // what they like, as with Error itself).
-const ERROR_CLASSES = new Set([PolywireError, kado.KadoError, toon.ToonDecodeError, toon.ToonEncodeError, tether.TetherError, axon.AxonError, kameo.KameoError])
+const ERROR_CLASSES = new Set([PolywireError, kado.KadoError, toon.ToonDecodeError, toon.ToonEncodeError, tether.TetherError, axon.AxonError, kameo.KameoError, llm.LlmError])
 
 // Every callable an export holds: functions, classes (their constructor),
 // static methods and prototype methods (getters take no arguments).

@@ -105,25 +105,52 @@ test('--no-strict accepts what strict mode refuses', () => {
   assert.equal(cli(['-d', '--no-strict', '--strict'], { input: 'a[3]: 1,2\n' }).status, 1)
 })
 
-test('--stats prints sizes and the saving to stderr', () => {
+test('--stats prints tokens, sizes and the saving to stderr', () => {
+  const { countTokens } = require('polywire/llm')
   const r = cli(['--stats'], { input: DATA_JSON })
   assert.equal(r.stdout, DATA_TOON + '\n')
   const j = DATA_JSON.length
   const t = DATA_TOON.length
-  const pct = `${(((j - t) / j) * 100).toFixed(1)}%`
-  assert.deepEqual(r.stderr.split('\n'), [
-    '         bytes  chars',
-    `JSON    ${String(j).padStart(6)}  ${String(j).padStart(5)}`,
-    `TOON    ${String(t).padStart(6)}  ${String(t).padStart(5)}`,
-    `saved   ${String(j - t).padStart(6)}  ${String(j - t).padStart(5)}`,
-    `saved %  ${pct.padStart(5)}  ${pct.padStart(5)}`,
-    '',
-  ])
+  const [jt, tt] = [countTokens(DATA_JSON), countTokens(DATA_TOON)]
+  const pct = (a, b) => `${(((a - b) / a) * 100).toFixed(1)}%`
+  assert.deepEqual(
+    r.stderr.split('\n').map((line) => line.trim().split(/\s+/)),
+    [
+      ['tokens', 'bytes', 'chars'],
+      ['JSON', String(jt), String(j), String(j)],
+      ['TOON', String(tt), String(t), String(t)],
+      ['saved', String(jt - tt), String(j - t), String(j - t)],
+      ['saved', '%', pct(jt, tt), pct(j, t), pct(j, t)],
+      [''],
+    ],
+  )
+  const c = cli(['--stats', '--encoding', 'cl100k_base'], { input: DATA_JSON })
+  assert.equal(c.stderr.split('\n')[1].trim().split(/\s+/)[1], String(countTokens(DATA_JSON, { encoding: 'cl100k_base' })))
   const d = cli(['-d', '--stats'], { input: 'k: é\n' })
   assert.equal(d.stdout, '{\n  "k": "é"\n}\n')
   const rows = d.stderr.split('\n').map((line) => line.trim().split(/\s+/))
-  assert.deepEqual(rows[1], ['JSON', String(Buffer.byteLength(d.stdout) - 1), String(d.stdout.length - 1)])
-  assert.deepEqual(rows[2], ['TOON', '6', '5'])
+  assert.deepEqual(rows[1], ['JSON', String(countTokens(d.stdout.slice(0, -1))), String(Buffer.byteLength(d.stdout) - 1), String(d.stdout.length - 1)])
+  assert.deepEqual(rows[2], ['TOON', String(countTokens('k: é\n')), '6', '5'])
+})
+
+test('tokens and choose', () => {
+  const llm = require('polywire/llm')
+  const text = DATA_JSON + '\n😀 <|endoftext|>'
+  for (const extra of [[], ['--encoding', 'cl100k_base']]) {
+    const r = cli(['tokens', ...extra], { input: text })
+    assert.deepEqual(r, { status: 0, stdout: `${llm.countTokens(text, { encoding: extra[1] })}\n`, stderr: '' })
+  }
+  const value = JSON.parse(DATA_JSON)
+  const r = cli(['choose', '--pretty'], { input: DATA_JSON })
+  const want = llm.encodeForLlm(value, { formats: ['toon', 'json', 'json-pretty'] })
+  assert.equal(r.stdout, want.text + '\n')
+  const rows = r.stderr.trimEnd().split('\n').map((line) => line.trim().split(/\s+/))
+  assert.deepEqual(rows[0], ['tokens', 'bytes'])
+  assert.deepEqual(rows.slice(1).map((row) => row.slice(0, 2)), Object.entries(want.candidates).map(([n, c]) => [n, String(c)]))
+  assert.deepEqual(rows.slice(1).filter((row) => row.at(-1) === 'chosen').map((row) => row[0]), [want.format])
+  const p = cli(['choose', '--delimiter', '|', '--encoding', 'cl100k_base'], { input: DATA_JSON })
+  assert.deepEqual(p.stderr.trimEnd().split('\n').slice(1).map((line) => line.split(/\s+/)[0]), ['toon-pipe', 'json'])
+  assert.equal(cli(['tokens', '--encoding', 'nope'], { input: 'x' }).status, 1)
 })
 
 test('bad TOON exits 1 with its line', () => {

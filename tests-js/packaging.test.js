@@ -47,7 +47,7 @@ test('without a native binary, loading fails with a coded error naming the platf
 
 test('every subpath export loads through require and import', async () => {
   const subpaths = Object.keys(manifest.exports).filter((k) => k !== './package.json')
-  assert.deepEqual(subpaths, ['.', './kado', './toon', './tether', './axon', './kameo'])
+  assert.deepEqual(subpaths, ['.', './kado', './toon', './tether', './axon', './kameo', './llm'])
   for (const sub of subpaths) {
     const spec = sub === '.' ? 'polywire' : `polywire/${sub.slice(2)}`
     const cjs = require(spec)

@@ -25,9 +25,9 @@ import uuid
 import pytest
 
 import polywire
-from polywire import axon, kado, kameo, tether, toon
+from polywire import axon, kado, kameo, llm, tether, toon
 
-FORMATS = ("kado", "toon", "tether", "axon", "kameo")
+FORMATS = ("kado", "toon", "tether", "axon", "kameo", "llm")
 CODE = re.compile(r"^[A-Z][A-Z0-9]*_[A-Z0-9_]+$")
 
 
@@ -188,6 +188,16 @@ SWEEP = {
     ],
     "toon.decode": [case(lambda s, strict: toon.decode(s, strict=strict), s="a: 1", strict=False)],
     "toon.load": [case(lambda fp, strict: toon.load(fp, strict=strict), unnamed={"fp"}, fp=io.StringIO("a: 1"), strict=True)],
+    "toon.decode_stream": [
+        case(lambda lines, strict, indent_size: list(toon.decode_stream(lines, strict=strict, indent_size=indent_size)),
+             lines=["a: 1", "b[2]: x,y"], strict=True, indent_size=2),
+    ],
+    "toon.StreamDecoder": [
+        case(lambda strict, indent_size: toon.StreamDecoder(strict=strict, indent_size=indent_size).feed("a: 1\n"),
+             strict=False, indent_size=2),
+    ],
+    "toon.StreamDecoder.feed": [case(lambda data: toon.StreamDecoder().feed(data), data=b"a: 1\nb: ")],
+    "toon.StreamDecoder.feed_line": [case(lambda line: toon.StreamDecoder().feed_line(line), line="a: 1")],
     # ------------------------------------------------------------ tether
     "tether.Symbol": [case(lambda name: tether.Symbol(name), name="at:put:")],
     "tether.Proxy": [case(lambda exposure_hash: tether.Proxy(exposure_hash), exposure_hash=5)],
@@ -281,6 +291,19 @@ SWEEP = {
     ],
     "axon.Session.expire": [case(lambda now_ms: session().expire(now_ms=now_ms), now_ms=1000)],
     "axon.Session.forget": [case(lambda id: session().forget(id), id="x")],
+    # ------------------------------------------------------------ llm
+    "llm.count_tokens": [case(lambda text, encoding: llm.count_tokens(text, encoding), text="hello", encoding="cl100k_base")],
+    "llm.encode_for_llm": [
+        case(lambda value, encoding, formats, delimiter, indent, strategy, default, sort_keys:
+             llm.encode_for_llm(value, encoding=encoding, formats=formats, delimiter=delimiter, indent=indent,
+                                strategy=strategy, default=default, sort_keys=sort_keys),
+             unnamed={"value"}, callbacks={"default"}, value=[{"a": 1}, {"a": 2}, {"a": 3}], encoding="o200k_base",
+             formats=("toon", "json"), delimiter="|", indent=2, strategy="tokens", default=str, sort_keys=False),
+        case(lambda value, delimiter: llm.encode_for_llm(value, strategy="structure", delimiter=delimiter),
+             unnamed={"value"}, value=[{"a": 1}, {"a": 2}, {"a": 3}], delimiter="\t"),
+    ],
+    "llm.safe_encode": [case(lambda data, fallback_to_json: llm.safe_encode(data, fallback_to_json), unnamed={"data"},
+                             data={"a": [1, 2]}, fallback_to_json=True)],
     # ------------------------------------------------------------ kameo
     "kameo.encode_request": [case(lambda value: kameo.encode_request(value), unnamed={"value"}, value=kameo.tell(1, "a", "m", b"xy"))],
     "kameo.decode_request": [case(lambda data: kameo.decode_request(data), data=kameo.encode_request(kameo.tell(1, "a", "m", b"xy")))],
@@ -338,6 +361,8 @@ EXEMPT = {
     "tether.MessageSend": "a NamedTuple that decoding returns (a record, no checks)",
     "tether.Answer": "a NamedTuple that decoding returns (a record, no checks)",
     "kado.FrameDecoder.finish": "takes no arguments",
+    "toon.StreamDecoder.finish": "takes no arguments",
+    "llm.LlmText": "the record encode_for_llm returns (a frozen dataclass; nothing is computed from its fields)",
 }
 
 

@@ -115,20 +115,27 @@ def test_no_strict_accepts_what_strict_refuses():
 def test_stats():
     code, out, err = cli("--stats", input=DATA_JSON.encode())
     assert (code, out) == (0, DATA_TOON + "\n")
+    from polywire.llm import count_tokens
+
     j, t = len(DATA_JSON), len(DATA_TOON)
-    assert err.splitlines() == [
-        "         bytes  chars",
-        f"JSON    {j:>6}  {j:>5}",
-        f"TOON    {t:>6}  {t:>5}",
-        f"saved   {j - t:>6}  {j - t:>5}",
-        "saved %  " + f"{(j - t) / j * 100:.1f}%".rjust(5) + "  " + f"{(j - t) / j * 100:.1f}%".rjust(5),
+    jt, tt = count_tokens(DATA_JSON), count_tokens(DATA_TOON)
+    pct = lambda a, b: f"{(a - b) / a * 100:.1f}%"  # noqa: E731
+    assert [line.split() for line in err.splitlines()] == [
+        ["tokens", "bytes", "chars"],
+        ["JSON", str(jt), str(j), str(j)],
+        ["TOON", str(tt), str(t), str(t)],
+        ["saved", str(jt - tt), str(j - t), str(j - t)],
+        ["saved", "%", pct(jt, tt), pct(j, t), pct(j, t)],
     ]
+    # Another tokenizer: cl100k_base counts differently.
+    err2 = cli("--stats", "--encoding", "cl100k_base", input=DATA_JSON.encode())[2]
+    assert err2.splitlines()[1].split()[1] == str(count_tokens(DATA_JSON, "cl100k_base"))
     # Characters and bytes differ for non-ASCII text; decoding measures the JSON written.
     code, out, err = cli("-d", "--stats", input="k: é\n".encode())
     assert (code, out) == (0, '{\n  "k": "é"\n}\n')
     rows = [line.split() for line in err.splitlines()]
-    assert rows[1] == ["JSON", str(len(out.encode()) - 1), str(len(out) - 1)]
-    assert rows[2] == ["TOON", "6", "5"]
+    assert rows[1] == ["JSON", str(count_tokens(out[:-1])), str(len(out.encode()) - 1), str(len(out) - 1)]
+    assert rows[2] == ["TOON", str(count_tokens("k: é\n")), "6", "5"]
 
 
 def test_stats_functions():
@@ -138,6 +145,34 @@ def test_stats_functions():
     assert record["saved"] == {"bytes": 1, "chars": -1}
     assert record["saved_percent"] == {"bytes": "0.3%", "chars": "-33.3%"}  # 0.25 rounds up
     assert format_stats(record).splitlines()[-1] == "saved %   0.3%  -33.3%"
+    record = compute_stats({"tokens": 10, "bytes": 40, "chars": 40}, {"tokens": 5, "bytes": 20, "chars": 20})
+    assert format_stats(record).splitlines()[0].split() == ["tokens", "bytes", "chars"]
+    assert record["saved_percent"]["tokens"] == "50.0%"
+
+
+def test_tokens_and_choose():
+    from polywire import llm, toon
+
+    text = DATA_JSON + "\n😀 <|endoftext|>"
+    for extra in ([], ["--encoding", "cl100k_base"]):
+        code, out, err = cli("tokens", *extra, input=text.encode())
+        assert (code, err) == (0, "")
+        assert out == f"{llm.count_tokens(text, *extra[1:])}\n"
+    value = json.loads(DATA_JSON)
+    code, out, err = cli("choose", "--pretty", input=DATA_JSON.encode())
+    assert code == 0
+    r = llm.encode_for_llm(value, formats=("toon", "json", "json-pretty"))
+    assert out == r.text + "\n"
+    rows = [line.split() for line in err.splitlines()]
+    assert rows[0] == ["tokens", "bytes"]
+    assert [row[:2] for row in rows[1:]] == [[n, str(c)] for n, c in r.candidates.items()]
+    assert [row[0] for row in rows[1:] if row[-1] == "chosen"] == [r.format]
+    code, out, err = cli("choose", "--delimiter", "|", "--encoding", "cl100k_base", input=DATA_JSON.encode())
+    assert [line.split()[0] for line in err.splitlines()[1:]] == ["toon-pipe", "json"]
+    # A .toon input is decoded first.
+    code, out, err = cli("choose", "-", input=toon.dumps(value).encode())  # stdin is JSON: fails
+    assert code == 1 and "Failed to parse JSON" in err
+    assert cli("tokens", "--encoding", "nope", input=b"x")[0] == 1
 
 
 def test_bad_toon_exits_1_with_the_line():
@@ -346,6 +381,12 @@ INVOCATIONS = [
     ["kado", "dump", "capture.kado"],
     ["tether", "hex", "latin1.toon"],
     ["--indent", "-1"],
+    ["tokens", "a.json"],
+    ["tokens", "b.toon", "--encoding", "cl100k_base"],
+    ["choose", "a.json", "--pretty"],
+    ["choose", "b.toon", "--delimiter", "tab"],
+    ["choose", "bad.json"],
+    ["tokens", "--encoding", "p50k"],
     ["--help"],
     ["--version"],
 ]

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from polywire.kado import Header, Message, RawMessage
     from polywire.kameo import ActorId, Duration, Registration
     from polywire.tether import TetherValue
+    from polywire.toon import Event
 else:
 
     def assert_type(value: object, _type: object) -> object:
@@ -175,6 +176,30 @@ def kameo_usage() -> None:
         assert e.code.startswith("KAMEO_")
 
 
+# ------------------------------------------------------------------ toon streams
+
+
+def toon_stream_usage() -> None:
+    from polywire import toon
+
+    keys: list[str] = []
+    for event in toon.decode_stream(["a: 1", "b[2]: x,y"], strict=True):
+        if event["type"] == "key":
+            keys.append(event["key"])
+    assert keys == ["a", "b"]
+    d = toon.StreamDecoder(strict=False, indent_size=2)
+    events: list[Event] = d.feed(b"a: 1\n") + d.feed("b: 2\n") + d.feed_line("c: 3") + d.finish()
+    assert len(events) == 8
+    assert_type(d.scanned, int)
+    bad = toon.StreamDecoder()
+    try:
+        bad.feed("a[2]: 1\n")
+        bad.finish()
+        raise AssertionError("a length mismatch decoded")
+    except toon.ToonDecodeError as e:
+        assert error_fields(e)[0] == "TOON_LENGTH_MISMATCH"
+
+
 # ------------------------------------------------------------------ misuse
 
 
@@ -200,4 +225,5 @@ if __name__ == "__main__":
     tether_usage()
     axon_usage()
     kameo_usage()
+    toon_stream_usage()
     print("ok")

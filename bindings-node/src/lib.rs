@@ -12,3 +12,4 @@ mod kado;
 mod toon;
 mod tether;
 mod kameo;
+mod llm;

@@ -17,7 +17,7 @@ use napi::bindgen_prelude::*;
 use napi::sys;
 use napi_derive::napi;
 use polywire::json::{self, array_index, Builder, QuickNumber};
-use polywire::toon::decode::{decode_events, decode_with, DecodeOptions, Event, ExpandPaths, Input, Primitive, Progress};
+use polywire::toon::decode::{decode_with, DecodeOptions, Event, ExpandPaths, Primitive};
 use polywire::toon::encode::{encode_into, EncodeOptions, EncodeValue, Kind, KeyFolding, RenderedTable, MAX_DEPTH};
 use polywire::toon::Delimiter;
 use polywire::{Error, Format};
@@ -25,6 +25,7 @@ use std::vec::Drain;
 
 mod pack;
 mod pack_decode;
+mod stream;
 
 // ---------------------------------------------------------------- arena
 
@@ -495,7 +496,7 @@ impl JsonWriter<'_> {
                     Primitive::Null => self.out.extend_from_slice(b"null"),
                     Primitive::Bool(true) => self.out.extend_from_slice(b"true"),
                     Primitive::Bool(false) => self.out.extend_from_slice(b"false"),
-                    Primitive::Number(n) => json::write_f64(self.out, *n),
+                    Primitive::Number { value, .. } => json::write_f64(self.out, *value),
                     Primitive::String(s) => self.string(s),
                 }
                 self.out.extend_from_slice(b"},");
@@ -1448,50 +1449,6 @@ fn decode_json_with<'env>(env: &'env Env, text: Unknown<'env>, opts: &DecodeOpti
         let mut d = DirectJson { w: JsonWriter { src: text, out: output, non_ascii: false }, comma: false };
         decode_with(text, opts, &mut d).napi()?;
         let non_ascii = d.w.non_ascii;
-        unsafe { make_json_string(env, output, non_ascii) }
-    })
-}
-
-/// Decode TOON text to the reference's event stream, as JSON text
-/// `{"events":[...],"done":bool}`, plus `"error":{"code","message"}` on a
-/// fault: the
-/// events after the first `skip` (a stream's text is decoded again as lines
-/// come: see `toon.js`), then, on a fault, its error (thrown by `toon.js`
-/// after the events, as the reference throws after yielding them). With
-/// `more`, the text is the stream's lines so far: `done` is then false.
-#[napi(js_name = "toonDecodeEventsJson")]
-pub fn decode_events_json<'env>(env: &'env Env, text: Unknown<'env>, indent: u32, strict: bool, more: bool, skip: f64) -> Result<Unknown<'env>> {
-    let opts = decode_options(indent, strict, false);
-    with_scratch(|s| {
-        let Scratch { input, output, wide, .. } = s;
-        let text = unsafe { read_string(env.raw(), text.value().value, input, wide, true)? };
-        output.clear();
-        output.extend_from_slice(b"{\"events\":[");
-        let mut w = JsonWriter { src: text, out: output, non_ascii: false };
-        let mut seen = 0f64;
-        let input = if more { Input::SoFar } else { Input::Whole };
-        let r = decode_events(text, &opts, input, &mut |e| {
-            seen += 1.0;
-            if seen > skip {
-                w.event(&e);
-            }
-        });
-        if w.out.last() == Some(&b',') {
-            w.out.pop();
-        }
-        match r {
-            Ok(progress) => {
-                w.out.extend_from_slice(if progress == Progress::Done { b"],\"done\":true}" } else { b"],\"done\":false}" });
-            }
-            Err(e) => {
-                w.out.extend_from_slice(b"],\"done\":false,\"error\":{\"code\":");
-                w.string(e.code());
-                w.out.extend_from_slice(b",\"message\":");
-                w.string(&e.to_string());
-                w.out.extend_from_slice(b"}}");
-            }
-        }
-        let non_ascii = w.non_ascii;
         unsafe { make_json_string(env, output, non_ascii) }
     })
 }

@@ -15,6 +15,7 @@ create_exception!(polywire, ToonEncodeError, PolywireError, "A value could not b
 create_exception!(polywire, TetherError, PolywireError, "A Tether value could not be encoded or decoded.");
 create_exception!(polywire, AxonError, PolywireError, "An AXON envelope is invalid; `code` is the protocol's error code.");
 create_exception!(polywire, KameoError, PolywireError, "A Kameo message could not be encoded or decoded.");
+create_exception!(polywire, LlmError, PolywireError, "Tokens could not be counted: an unknown encoding, an unreadable tokenizer.json.");
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -25,6 +26,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TetherError", py.get_type::<TetherError>())?;
     m.add("AxonError", py.get_type::<AxonError>())?;
     m.add("KameoError", py.get_type::<KameoError>())?;
+    m.add("LlmError", py.get_type::<LlmError>())?;
     Ok(())
 }
 
@@ -36,6 +38,7 @@ fn class_for(py: Python<'_>, format: Format) -> Bound<'_, PyType> {
         Format::Tether => py.get_type::<TetherError>(),
         Format::Axon => py.get_type::<AxonError>(),
         Format::Kameo => py.get_type::<KameoError>(),
+        Format::Llm => py.get_type::<LlmError>(),
     }
 }
 

@@ -10,6 +10,7 @@ mod errors;
 mod axon;
 mod kado;
 mod kameo;
+mod llm;
 mod pydict;
 mod pyjson;
 mod pystr;
@@ -29,6 +30,7 @@ fn _polywire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     tether::register(m)?;
     axon::register(m)?;
     kameo::register(m)?;
+    llm::register(m)?;
     Ok(())
 }
 

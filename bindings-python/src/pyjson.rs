@@ -240,6 +240,7 @@ pub(crate) fn int_too_large(py: Python<'_>, e: PyErr, format: Format) -> PyErr {
             Format::Kameo => "KAMEO_INTEGER_TOO_LARGE",
             Format::Tether => "TETHER_INTEGER_TOO_LARGE",
             Format::Json => "JSON_INTEGER_TOO_LARGE",
+            Format::Llm => "LLM_INTEGER_TOO_LARGE",
         };
         crate::errors::value_error(py, format, code, format!("integer too large to convert: {}", e.value(py)))
     } else {

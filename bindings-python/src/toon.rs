@@ -34,11 +34,15 @@ use std::os::raw::c_int;
 use std::ptr::addr_of_mut;
 use std::vec::Drain;
 
+mod stream;
+
 pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::submodule(parent, "toon", |m| {
         m.add_function(wrap_pyfunction!(dumps, m)?)?;
         m.add_function(wrap_pyfunction!(loads, m)?)?;
         m.add_function(wrap_pyfunction!(format_number, m)?)?;
+        m.add_class::<stream::StreamDecoder>()?;
+        m.add_class::<stream::JsonStream>()?;
         m.add("MAX_DEPTH", MAX_DEPTH)?;
         m.add("MAX_INDENT", MAX_INDENT)?;
         Ok(())

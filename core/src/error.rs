@@ -18,6 +18,8 @@ pub enum Format {
     Tether,
     Axon,
     Kameo,
+    /// Token counts and renderings for LLM context.
+    Llm,
 }
 
 impl Format {
@@ -29,6 +31,7 @@ impl Format {
             Format::Tether => "tether",
             Format::Axon => "axon",
             Format::Kameo => "kameo",
+            Format::Llm => "llm",
         }
     }
 }

@@ -1462,6 +1462,60 @@ pub fn non_finite_to_null(text: &str) -> String {
     out
 }
 
+/// Re-indent compact JSON text (as [`to_vec`] or `JSON.stringify(v)` writes
+/// it) the way `JSON.stringify(v, null, indent)` writes the same value: a
+/// newline and `indent` more spaces per level, `": "` after keys, empty
+/// containers as `{}` / `[]`. `indent` 0 copies the text.
+pub fn indent_compact(compact: &[u8], indent: usize, out: &mut Vec<u8>) {
+    if indent == 0 {
+        out.extend_from_slice(compact);
+        return;
+    }
+    let newline = |out: &mut Vec<u8>, level: usize| {
+        out.push(b'\n');
+        out.resize(out.len() + level * indent, b' ');
+    };
+    let mut level = 0usize;
+    let mut i = 0;
+    while i < compact.len() {
+        let c = compact[i];
+        match c {
+            b'"' => {
+                let start = i;
+                i += 1;
+                while i < compact.len() && compact[i] != b'"' {
+                    i += if compact[i] == b'\\' { 2 } else { 1 };
+                }
+                i = (i + 1).min(compact.len());
+                out.extend_from_slice(&compact[start..i]);
+                continue;
+            }
+            b'{' | b'[' => {
+                out.push(c);
+                if matches!(compact.get(i + 1), Some(b'}' | b']')) {
+                    out.push(compact[i + 1]);
+                    i += 2;
+                    continue;
+                }
+                level += 1;
+                newline(out, level);
+            }
+            b'}' | b']' => {
+                level = level.saturating_sub(1);
+                newline(out, level);
+                out.push(c);
+            }
+            b',' => {
+                out.push(b',');
+                newline(out, level);
+            }
+            b':' => out.extend_from_slice(b": "),
+            _ => out.push(c),
+        }
+        i += 1;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1512,5 +1566,22 @@ mod tests {
         assert!(!nests_deeper_than(format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH)).as_bytes(), MAX_DEPTH));
         assert!(!needs_full_check(br#"["[[[[\"{"]"#));
         assert_eq!(non_finite_to_null(r#"[NaN,"NaN \"Infinity",-Infinity,{"a":Infinity}]"#), r#"[null,"NaN \"Infinity",null,{"a":null}]"#);
+    }
+
+    #[test]
+    fn indent_compact_writes_what_json_stringify_writes_with_an_indent() {
+        let pretty = |t: &str, n| {
+            let mut out = Vec::new();
+            indent_compact(t.as_bytes(), n, &mut out);
+            String::from_utf8(out).unwrap()
+        };
+        // JSON.stringify({a:[1,{}],"b:\"{[":[],c:{d:null}}, null, 2)
+        assert_eq!(
+            pretty(r#"{"a":[1,{}],"b:\"{[":[],"c":{"d":null}}"#, 2),
+            "{\n  \"a\": [\n    1,\n    {}\n  ],\n  \"b:\\\"{[\": [],\n  \"c\": {\n    \"d\": null\n  }\n}"
+        );
+        assert_eq!(pretty("[]", 2), "[]");
+        assert_eq!(pretty(r#""x""#, 4), r#""x""#);
+        assert_eq!(pretty("[1]", 0), "[1]");
     }
 }

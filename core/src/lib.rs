@@ -8,6 +8,8 @@
 //! - [`tether`]: Tether, Caffeine's tagged 32-bit object encoding.
 //! - [`axon`]: AXON v2 agent message envelopes.
 //! - [`kameo`]: the Kameo remote-actor protocol.
+//! - [`tokens`] (feature `tokens`): exact token counts (tiktoken's BPE
+//!   encodings, Hugging Face `tokenizer.json`).
 //! - [`json`]: the `JSON.stringify`-exact JSON layer the others share.
 //!
 //! Hot paths use SSE2 (and AVX2 where the processor has it) on x86_64. Building
@@ -21,5 +23,7 @@ pub mod kado;
 pub mod kameo;
 pub mod tether;
 pub mod toon;
+#[cfg(feature = "tokens")]
+pub mod tokens;
 
 pub use error::{Error, Format, Position, Result};

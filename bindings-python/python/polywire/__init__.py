@@ -10,6 +10,8 @@ Submodules, one per format:
 - ``polywire.axon``: AXON v2 agent-to-agent JSON envelopes.
 - ``polywire.kameo``: Kameo remote actors (the Rust ``kameo`` crate's CBOR messaging,
   MessagePack payloads, registry records and ids).
+- ``polywire.llm``: exact token counts (tiktoken's ``o200k_base``/``cl100k_base``, Hugging
+  Face ``tokenizer.json``) and the rendering of a value with the fewest tokens.
 
 Every error raised for bad input is a :class:`PolywireError` (a ``ValueError``) with
 ``code`` (a stable string), ``offset`` (byte offset or ``None``), ``line`` and ``column``.
@@ -24,6 +26,7 @@ from polywire._polywire import (
     AxonError,
     KadoError,
     KameoError,
+    LlmError,
     PolywireError,
     PolywireTypeError,
     TetherError,
@@ -36,6 +39,7 @@ __all__ = [
     "AxonError",
     "KadoError",
     "KameoError",
+    "LlmError",
     "PolywireError",
     "PolywireTypeError",
     "TetherError",
@@ -46,7 +50,7 @@ __all__ = [
 
 # The format submodules load on first use, so `import polywire` stays cheap and
 # `polywire.toon.dumps(...)` works without `import polywire.toon`.
-_SUBMODULES = frozenset({"axon", "kado", "kameo", "tether", "toon"})
+_SUBMODULES = frozenset({"axon", "kado", "kameo", "llm", "tether", "toon"})
 
 
 def __getattr__(name: str):

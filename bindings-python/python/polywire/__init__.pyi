@@ -2,6 +2,7 @@ from polywire._polywire import (
     AxonError as AxonError,
     KadoError as KadoError,
     KameoError as KameoError,
+    LlmError as LlmError,
     PolywireError as PolywireError,
     PolywireTypeError as PolywireTypeError,
     TetherError as TetherError,
@@ -9,7 +10,7 @@ from polywire._polywire import (
     ToonEncodeError as ToonEncodeError,
 )
 
-from polywire import axon as axon, kado as kado, kameo as kameo, tether as tether, toon as toon
+from polywire import axon as axon, kado as kado, kameo as kameo, llm as llm, tether as tether, toon as toon
 
 __version__: str
 
@@ -17,6 +18,7 @@ __all__ = [
     "AxonError",
     "KadoError",
     "KameoError",
+    "LlmError",
     "PolywireError",
     "PolywireTypeError",
     "TetherError",

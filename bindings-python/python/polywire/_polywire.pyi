@@ -11,11 +11,13 @@ __all__ = [
     "TetherError",
     "AxonError",
     "KameoError",
+    "LlmError",
     "kado",
     "toon",
     "tether",
     "axon",
     "kameo",
+    "llm",
 ]
 
 __version__: str
@@ -74,8 +76,13 @@ class AxonError(PolywireError):
 class KameoError(PolywireError):
     """A Kameo message could not be encoded or decoded (codes ``KAMEO_*``, with the byte ``offset``)."""
 
+class LlmError(PolywireError):
+    """Tokens could not be counted: an unknown encoding (``LLM_UNKNOWN_ENCODING``), an unreadable
+    or invalid ``tokenizer.json`` (``LLM_TOKENIZER_FILE``, ``LLM_INVALID_TOKENIZER``)."""
+
 kado: ModuleType
 toon: ModuleType
 tether: ModuleType
 axon: ModuleType
 kameo: ModuleType
+llm: ModuleType

@@ -21,6 +21,9 @@ __all__ = ["main"]
 
 HELP = """\
 usage: polywire [INPUT|-] [-o OUT] [-e|-d] [--delimiter D] [--indent N] [--no-strict] [--stats]
+                [--encoding E]
+       polywire tokens [INPUT|-] [--encoding E]
+       polywire choose [INPUT|-] [-o OUT] [--delimiter D] [--indent N] [--pretty] [--encoding E]
        polywire kado dump [INPUT|-] [-o OUT]
        polywire tether hex [INPUT|-] [-o OUT]
        polywire tether unhex [INPUT|-] [-o OUT] [--no-words]
@@ -37,11 +40,18 @@ options:
   --indent N            spaces per indentation level, in TOON and in the JSON written (default 2)
   --strict              check lengths, indentation and duplicate keys when decoding (default)
   --no-strict           decode what strict mode refuses; the last of duplicate keys wins
-  --stats               print the JSON and TOON sizes (bytes, characters) and the saving to stderr
+  --stats               print the JSON and TOON sizes (tokens, bytes, characters) and the saving
+                        to stderr
+  --encoding E          the tokenizer of --stats, tokens and choose: o200k_base (default),
+                        cl100k_base or the path of a Hugging Face tokenizer.json
   -h, --help            print this help and exit
   -v, --version         print the version and exit
 
 commands:
+  tokens                the number of tokens of INPUT (any text), exactly as the tokenizer counts
+  choose                the rendering of the JSON (or .toon) INPUT with the fewest tokens: TOON with
+                        each delimiter (or --delimiter's) or compact JSON (--pretty: and indented
+                        JSON); the table of every candidate's tokens goes to stderr
   kado dump             each Kado frame of a capture as a JSON line: header, compressed, payload
   tether hex            the bytes of INPUT as lowercase hex, as the MCP send tool takes them
   tether unhex          hex text (spaces around it ignored) to raw bytes
@@ -55,8 +65,9 @@ _MAX_INDENT = 256
 _MAX_SAFE_INTEGER = 2**53
 # The --delimiter spellings: the characters the reference takes, `\t` as typed, the names.
 _DELIMITERS = {",": ",", "\t": "\t", "|": "|", "\\t": "\t", "comma": ",", "tab": "\t", "pipe": "|"}
-# The measures --stats prints, in order (a later change adds token counts here).
-STATS_MEASURES = ("bytes", "chars")
+# The measures --stats prints, in order.
+STATS_MEASURES = ("tokens", "bytes", "chars")
+_DEFAULT_ENCODING = "o200k_base"
 
 
 class UsageError(Exception):
@@ -493,8 +504,21 @@ def _note(text: str) -> None:
 # --- --stats ------------------------------------------------------------------------------
 
 
-def _size(text: str, nbytes: int | None = None) -> dict[str, int]:
-    return {"bytes": len(text.encode("utf-8")) if nbytes is None else nbytes, "chars": len(text)}
+def _size(text: str, nbytes: int | None = None, encoding: str | None = None) -> dict[str, int]:
+    size = {"bytes": len(text.encode("utf-8")) if nbytes is None else nbytes, "chars": len(text)}
+    if encoding is not None:
+        size["tokens"] = _count_tokens(text, encoding)
+    return size
+
+
+def _count_tokens(text: str, encoding: str) -> int:
+    from polywire import llm
+
+    return llm.count_tokens(text, encoding)
+
+
+def _measures(*sizes: dict[str, int]) -> list[str]:
+    return [m for m in STATS_MEASURES if all(m in s for s in sizes)]
 
 
 def _percent(saved: int, total: int) -> str:
@@ -507,23 +531,31 @@ def _percent(saved: int, total: int) -> str:
 def compute_stats(json_size: dict[str, int], toon_size: dict[str, int]) -> dict[str, dict[str, Any]]:
     """The --stats record: each measure (``STATS_MEASURES``) of the JSON and the TOON text,
     what TOON saves and that saving in percent of the JSON."""
-    saved = {m: json_size[m] - toon_size[m] for m in STATS_MEASURES}
+    measures = _measures(json_size, toon_size)
+    saved = {m: json_size[m] - toon_size[m] for m in measures}
     return {
-        "json": dict(json_size),
-        "toon": dict(toon_size),
+        "json": {m: json_size[m] for m in measures},
+        "toon": {m: toon_size[m] for m in measures},
         "saved": saved,
-        "saved_percent": {m: _percent(saved[m], json_size[m]) for m in STATS_MEASURES},
+        "saved_percent": {m: _percent(saved[m], json_size[m]) for m in measures},
     }
 
 
 def format_stats(record: dict[str, dict[str, Any]]) -> str:
     """The --stats record as a table: one column per measure, one row per line."""
-    rows = [[""] + list(STATS_MEASURES)]
+    measures = list(record["json"])
+    rows = [[""] + measures]
     for label, key in (("JSON", "json"), ("TOON", "toon"), ("saved", "saved"), ("saved %", "saved_percent")):
-        rows.append([label] + [str(record[key][m]) for m in STATS_MEASURES])
+        rows.append([label] + [str(record[key][m]) for m in measures])
+    return _table(rows)
+
+
+def _table(rows: list[list[str]]) -> str:
+    """Rows as columns: the first left-aligned, the others right-aligned, two spaces apart."""
     widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
     return "\n".join(
-        "  ".join(cell.ljust(widths[c]) if c == 0 else cell.rjust(widths[c]) for c, cell in enumerate(r)) for r in rows
+        "  ".join(cell.ljust(widths[c]) if c == 0 else cell.rjust(widths[c]) for c, cell in enumerate(r)).rstrip()
+        for r in rows
     )
 
 
@@ -579,12 +611,16 @@ def _encode(args: argparse.Namespace, delimiter: str, indent: int) -> None:
     if args.output is not None:
         _note(f"Encoded `{_label(args.input)}` \u2192 `{_label(args.output)}`")
     if args.stats:
-        _note(format_stats(compute_stats(_size(text, len(raw)), _size(out_text))))
+        encoding = args.encoding or _DEFAULT_ENCODING
+        _note(format_stats(compute_stats(_size(text, len(raw), encoding), _size(out_text, None, encoding))))
 
 
 def _decode(args: argparse.Namespace, indent: int) -> None:
     from polywire import toon
 
+    if not args.stats:  # --stats measures the whole texts: read whole, below
+        _decode_stream(args, indent)
+        return
     raw = _read_input(args.input)
     body = raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw
     if args.strict:
@@ -599,18 +635,103 @@ def _decode(args: argparse.Namespace, indent: int) -> None:
     except toon.ToonDecodeError as e:
         raise CliError(_toon_decode_message(e)) from None
     out = _Output(args.output)
-    json_bytes = json_chars = 0
+    pieces = []
     for piece in json_pieces(value, indent):
-        data = piece.encode("utf-8")
-        json_bytes += len(data)
-        json_chars += len(piece)
-        out.write(data)
+        pieces.append(piece)
+        out.write(piece.encode("utf-8"))
     out.write(b"\n")
     out.close()
     if args.output is not None:
         _note(f"Decoded `{_label(args.input)}` \u2192 `{_label(args.output)}`")
-    if args.stats:
-        _note(format_stats(compute_stats({"bytes": json_bytes, "chars": json_chars}, _size(text, len(raw)))))
+    encoding = args.encoding or _DEFAULT_ENCODING
+    _note(format_stats(compute_stats(_size("".join(pieces), None, encoding), _size(text, len(raw), encoding))))
+
+
+def _decode_stream(args: argparse.Namespace, indent: int) -> None:
+    """``-d``, streamed: bytes in, JSON text out as the events come (``JsonStream``, the
+    core's resumable decoder: memory bounded by the open structure and the longest line),
+    as the Node command does. The text goes out in whole blocks of ``_CHUNK`` bytes: a
+    fault drops the rest (so a document whose JSON before the fault is shorter writes
+    none)."""
+    from polywire._polywire import toon as native
+
+    decoder = native.JsonStream(indent, args.strict)
+    out = _Output(args.output)
+    pending: list[bytes] = []
+    size = 0
+
+    def write(data: bytes) -> None:
+        nonlocal pending, size
+        pending.append(data)
+        size += len(data)
+        if size >= _CHUNK:
+            joined = b"".join(pending)
+            whole = size - size % _CHUNK
+            out.write(memoryview(joined)[:whole])
+            pending, size = [joined[whole:]], size - whole
+
+    for chunk in _input_chunks(args.input):
+        write(decoder.feed(chunk))
+        if decoder.failure is not None:
+            break
+    if decoder.failure is None:
+        write(decoder.finish())
+    failure = decoder.failure
+    if failure is not None:
+        if failure.code == "TOON_INVALID_UTF8":
+            raise CliError(_utf8_message(failure.offset))
+        raise CliError(_toon_decode_message(failure))
+    out.write(b"".join(pending) + b"\n")
+    out.close()
+    if args.output is not None:
+        _note(f"Decoded `{_label(args.input)}` \u2192 `{_label(args.output)}`")
+
+
+# --- tokens, choose -----------------------------------------------------------------------
+
+
+def _tokens(args: argparse.Namespace) -> None:
+    text = _read_input(args.input).decode("utf-8", "replace")
+    sys.stdout.write(f"{_count_tokens(text, args.encoding or _DEFAULT_ENCODING)}\n")
+
+
+def _choose(args: argparse.Namespace) -> None:
+    from polywire import llm, toon
+
+    delimiter = _delimiter_arg(args.delimiter, None)
+    indent = _parse_indent(args.indent)
+    if indent > _MAX_INDENT:
+        raise UsageError(f"Invalid indent value: {indent} (encoding takes 0 to {_MAX_INDENT})")
+    raw = _read_input(args.input)
+    text = raw.decode("utf-8", "replace")
+    if (args.input or "").endswith(".toon"):
+        try:
+            value = toon.loads(text, indent_size=max(indent, 1))
+        except toon.ToonDecodeError as e:
+            raise CliError(_toon_decode_message(e)) from None
+    else:
+        value = _parse_json(text)
+    formats = ("toon", "json", "json-pretty") if args.pretty else ("toon", "json")
+    encoding = args.encoding or _DEFAULT_ENCODING
+    result = llm.encode_for_llm(value, encoding=encoding, formats=formats, delimiter=delimiter, indent=indent)
+    out = _Output(args.output)
+    out.write(result.text + "\n")
+    out.close()
+    rows = [["", "tokens", "bytes", ""]]
+    for name, count in result.candidates.items():
+        rendering = result.text if name == result.format else None
+        size = len((rendering if rendering is not None else _rendering(value, name, indent)).encode("utf-8"))
+        rows.append([name, str(count), str(size), "chosen" if name == result.format else ""])
+    _note(_table(rows))
+
+
+def _rendering(value: Any, name: str, indent: int) -> str:
+    from polywire import toon
+    from polywire._polywire import llm as native
+
+    if name.startswith("toon"):
+        return toon.dumps(value, indent_size=indent, delimiter={"toon": ",", "toon-tab": "\t", "toon-pipe": "|"}[name])
+    return native.json_text(value, 2 if name == "json-pretty" else 0)
 
 
 # --- kado dump ----------------------------------------------------------------------------
@@ -706,6 +827,15 @@ def _output_path(value: str | None) -> str | None:
     return None if value in (None, "-") else value
 
 
+def _delimiter_arg(value: str | None, default: str | None) -> Any:
+    if value is None:
+        return default
+    delimiter = _DELIMITERS.get(value)
+    if delimiter is None:
+        raise UsageError(f"Invalid delimiter {json.dumps(value)}. Valid delimiters are: comma (,), tab (\\t), pipe (|)")
+    return delimiter
+
+
 def _parse_indent(value: str | None) -> int:
     if value is None:
         return 2
@@ -724,7 +854,25 @@ def _main_parser() -> _Parser:
     p.add_argument("--indent")
     p.add_argument("--strict", action=argparse.BooleanOptionalAction, default=True)
     p.add_argument("--stats", action="store_true")
+    p.add_argument("--encoding")
     _help_version(p)
+    return p
+
+
+def _tokens_parser() -> _Parser:
+    p = _Parser(prog="polywire", add_help=False, allow_abbrev=False)
+    p.add_argument("input", nargs="?")
+    p.add_argument("--encoding")
+    _help_version(p)
+    return p
+
+
+def _choose_parser() -> _Parser:
+    p = _sub_parser()
+    p.add_argument("--delimiter")
+    p.add_argument("--indent")
+    p.add_argument("--pretty", action="store_true")
+    p.add_argument("--encoding")
     return p
 
 
@@ -751,6 +899,12 @@ _COMMANDS: dict[tuple[str, str], tuple[Callable[[], _Parser], Callable[[argparse
 }
 
 
+_SINGLE_COMMANDS: dict[str, tuple[Callable[[], _Parser], Callable[[argparse.Namespace], None]]] = {
+    "tokens": (_tokens_parser, _tokens),
+    "choose": (_choose_parser, _choose),
+}
+
+
 def _help_or_version(help: bool, version: bool) -> bool:
     if help:
         sys.stdout.write(HELP)
@@ -764,6 +918,15 @@ def _help_or_version(help: bool, version: bool) -> bool:
 def _run(argv: list[str]) -> None:
     before_dashes = argv[: argv.index("--")] if "--" in argv else argv
     if _help_or_version("-h" in before_dashes or "--help" in before_dashes, "-v" in before_dashes or "--version" in before_dashes):
+        return
+    if argv and argv[0] in _SINGLE_COMMANDS:
+        make_parser, command = _SINGLE_COMMANDS[argv[0]]
+        args = make_parser().parse_args(argv[1:])
+        if _help_or_version(args.help, args.version):
+            return
+        args.input = _input_path(args.input)
+        args.output = _output_path(getattr(args, "output", None))
+        command(args)
         return
     if argv and argv[0] in ("kado", "tether"):
         group = argv[0]
@@ -783,11 +946,7 @@ def _run(argv: list[str]) -> None:
         return
     args.input, args.output = _input_path(args.input), _output_path(args.output)
     indent = _parse_indent(args.indent)
-    delimiter = "," if args.delimiter is None else _DELIMITERS.get(args.delimiter)
-    if delimiter is None:
-        raise UsageError(
-            f"Invalid delimiter {json.dumps(args.delimiter)}. Valid delimiters are: comma (,), tab (\\t), pipe (|)"
-        )
+    delimiter = _delimiter_arg(args.delimiter, ",")
     encode = args.encode or not args.decode and not (args.input or "").endswith(".toon")
     if encode:
         if indent > _MAX_INDENT:

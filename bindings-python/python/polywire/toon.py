@@ -25,6 +25,13 @@ A drop-in for the ``toon_format`` package (``json``-style ``dumps``/``loads``,
   Nesting is limited to 1024 levels; declared lengths never allocate ahead of
   the data.
 
+- :func:`decode_stream` (the reference's ``decodeStream``) and :class:`StreamDecoder`
+  decode a stream as it comes, to the reference's events (``{"type": "startObject"}``,
+  ``{"type": "key", "key": ...}``, ``{"type": "startArray", "length": ...}``,
+  ``{"type": "primitive", "value": ...}``, ``endArray``, ``endObject``): every event
+  the lines so far decide comes at once, each line is read once, and memory is bounded
+  by the open structure and the longest line, not by the input.
+
 Beyond the reference (spec v3 features, off by default): ``key_folding="safe"``
 with ``flatten_depth`` when encoding (``a.b.c: 1``), ``expand_paths="safe"`` when
 decoding.
@@ -34,7 +41,7 @@ from __future__ import annotations
 
 import os as _os
 from enum import Enum
-from typing import IO, Any
+from typing import IO, Any, Iterable, Iterator
 
 from polywire._polywire import PolywireTypeError, ToonDecodeError, ToonEncodeError
 from polywire._polywire import toon as _native
@@ -42,9 +49,11 @@ from polywire._polywire import toon as _native
 __all__ = [
     "MAX_DEPTH",
     "Delimiter",
+    "StreamDecoder",
     "ToonDecodeError",
     "ToonEncodeError",
     "decode",
+    "decode_stream",
     "dump",
     "dumps",
     "encode",
@@ -80,10 +89,7 @@ def _file_arg(fp: Any, method: str, what: str) -> Any:
     """``fp.<method>``, or ``PolywireTypeError`` (``TOON_INVALID_ARGUMENT``)."""
     f = getattr(fp, method, None)
     if not callable(f):
-        message = f"fp must be {what} (an object with a {method}() method), not {type(fp).__name__}"
-        e = PolywireTypeError(message)
-        e.code, e.offset, e.line, e.column, e.msg = "TOON_INVALID_ARGUMENT", None, None, None, message
-        raise e
+        raise _argument_error(f"fp must be {what} (an object with a {method}() method), not {type(fp).__name__}")
     return f
 
 
@@ -102,6 +108,49 @@ def load(fp: IO[str] | IO[bytes], **kwargs: Any) -> Any:
     Accepts the same keyword options as :func:`loads`.
     """
     return loads(_file_arg(fp, "read", "a file")(), **kwargs)
+
+
+# Streams. Names: `decode_stream` is the reference's `decodeStream` / `decodeStreamSync`
+# (lines in, events out) in the snake_case of `dumps` / `loads` (toon_format has no stream
+# API); `StreamDecoder` with `feed` / `finish` is shaped like `kado.FrameDecoder`, for
+# text that comes in pieces split anywhere (a file, a socket, a model's output).
+StreamDecoder = _native.StreamDecoder
+
+
+def decode_stream(lines: Iterable[str], *, strict: bool = True, indent_size: int = 2) -> Iterator[dict[str, Any]]:
+    """Decode a TOON document given as lines (each element one line, without its
+    newline), as the reference's ``decodeStream`` does: an iterator of its events, each
+    as soon as the lines read so far decide it. A line is read only once the events of
+    those before it have been taken. Raises :class:`ToonDecodeError` where the document
+    goes wrong, after the events before the fault; :class:`polywire.PolywireTypeError`
+    (``TOON_INVALID_ARGUMENT``) for a line that is not a ``str``.
+    """
+    decoder = StreamDecoder(strict=strict, indent_size=indent_size)
+    try:
+        source = iter(lines)
+    except TypeError:
+        raise _argument_error(f"lines must be an iterable of str (the TOON lines), not {type(lines).__name__}") from None
+    return _events(decoder, source)
+
+
+def _argument_error(message: str) -> PolywireTypeError:
+    e = PolywireTypeError(message)
+    e.code, e.offset, e.line, e.column, e.msg = "TOON_INVALID_ARGUMENT", None, None, None, message
+    return e
+
+
+def _events(decoder: Any, lines: Iterator[str]) -> Iterator[dict[str, Any]]:
+    try:
+        for n, line in enumerate(lines, 1):
+            if not isinstance(line, str):
+                raise _argument_error(f"lines must hold str (each one line of TOON text), not {type(line).__name__} (line {n})")
+            yield from decoder.feed_line(line)
+        yield from decoder.finish()
+    except ToonDecodeError as e:
+        # The events before the fault come first, as the reference yields them.
+        events, e.events = getattr(e, "events", []), []
+        yield from events
+        raise
 
 
 # polywire.toon is a module, and a package for one submodule: `polywire.toon.pydantic`

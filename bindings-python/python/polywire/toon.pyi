@@ -1,6 +1,6 @@
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from enum import Enum
-from typing import IO, Any, Final, Literal
+from typing import IO, Any, Final, Literal, TypedDict, final
 
 from polywire._polywire import ToonDecodeError as ToonDecodeError
 from polywire._polywire import ToonEncodeError as ToonEncodeError
@@ -8,9 +8,11 @@ from polywire._polywire import ToonEncodeError as ToonEncodeError
 __all__ = [
     "MAX_DEPTH",
     "Delimiter",
+    "StreamDecoder",
     "ToonDecodeError",
     "ToonEncodeError",
     "decode",
+    "decode_stream",
     "dump",
     "dumps",
     "encode",
@@ -107,3 +109,79 @@ def load(
 
 encode = dumps
 decode = loads
+
+class StartObjectEvent(TypedDict):
+    type: Literal["startObject"]
+
+class EndObjectEvent(TypedDict):
+    type: Literal["endObject"]
+
+class StartArrayEvent(TypedDict):
+    type: Literal["startArray"]
+    length: int | float
+    """The length the header declares (``0`` for ``[]``; ``inf`` beyond the doubles, as in
+    the reference)."""
+
+class EndArrayEvent(TypedDict):
+    type: Literal["endArray"]
+
+class KeyEvent(TypedDict):
+    type: Literal["key"]
+    key: str
+
+class PrimitiveEvent(TypedDict):
+    type: Literal["primitive"]
+    value: str | int | float | bool | None
+    """As :func:`loads` reads it: an exact ``int`` for an integer, else a ``float``."""
+
+Event = StartObjectEvent | EndObjectEvent | StartArrayEvent | EndArrayEvent | KeyEvent | PrimitiveEvent
+"""One event of a decoded stream: the reference's event objects, as dicts."""
+
+def decode_stream(lines: Iterable[str], *, strict: bool = True, indent_size: int = 2) -> Iterator[Event]:
+    """Decode a TOON document given as lines (each element one line, without its
+    newline; a newline inside one is part of it), as the reference's ``decodeStream``
+    does: an iterator of its events, each as soon as the lines read so far decide it. A
+    line is read only once the events of those before it have been taken, and each line
+    once: memory is bounded by the open structure and the longest line.
+
+    Raises :class:`ToonDecodeError` where the document goes wrong (after the events before
+    the fault, with ``line``, ``column`` and ``source``), and
+    :class:`polywire.PolywireTypeError` (``TOON_INVALID_ARGUMENT``) for a line that is not a
+    ``str``.
+    """
+
+@final
+class StreamDecoder:
+    """Resumable TOON decoder: feed the text as it comes, in pieces split anywhere
+    (``str``, or UTF-8 bytes split anywhere, even inside a character; a line ends at
+    a newline), and get, from each call, the events the lines completed so far decide: the
+    events, their order and the error of :func:`decode_stream` on the same text. The
+    decoder keeps its state between calls and reads each line once; it holds the line
+    being read, the open structure and (strict mode) the keys of the open objects.
+
+    A fault raises :class:`ToonDecodeError` at once; the events found before it in that call
+    are its ``events`` attribute (a list). After an error the decoder stays failed and
+    raises it again.
+    """
+
+    def __new__(cls, *, strict: bool = True, indent_size: int = 2) -> StreamDecoder:
+        """``strict`` and ``indent_size`` as :func:`loads` takes them."""
+    def feed(self, data: str | bytes | bytearray | memoryview) -> list[Event]:
+        """Text of the document: returns the events it completes. Raises
+        :class:`ToonDecodeError` for a fault (``TOON_INVALID_UTF8`` with ``offset`` among
+        the bytes fed for ill-formed UTF-8)."""
+    def feed_line(self, line: str) -> list[Event]:
+        """One whole line (a newline inside it is part of it, as the reference takes the
+        lines of ``decodeStream``): returns the events it completes."""
+    def finish(self) -> list[Event]:
+        """The end of the document: returns its last events, or raises
+        :class:`ToonDecodeError` if it is not complete and valid."""
+    @property
+    def scanned(self) -> int:
+        """Bytes of text gone through so far (searched for line ends, read, moved when
+        letting go of what was read): linear in the input, whatever its pieces."""
+    @property
+    def buffered(self) -> int:
+        """Bytes of text held: the line being read, and at most about as much again
+        already read."""
+

@@ -172,6 +172,7 @@ fn decoder<'a, V, K>(text: &'a str, opts: &DecodeOptions) -> Decoder<'a, V, K> {
             indent: opts.indent,
             strict: opts.strict,
             more: false,
+            joins: &[],
         },
         values: Vec::with_capacity(room),
         entries: Vec::with_capacity(room),
@@ -219,7 +220,9 @@ fn utf8_error(bytes: &[u8], bad: usize) -> Error {
 }
 
 mod events;
+mod stream;
 pub use events::{decode_events, Event, Input, Primitive, Progress};
+pub use stream::{JsonStream, JsonWriter, StreamDecoder, Utf8Decoder};
 
 // ---------------------------------------------------------------- lines
 
@@ -255,6 +258,11 @@ struct Reader<'a> {
     /// The text is the lines of a stream read so far, and more may follow:
     /// reading past its last line is [`need_more`], not the end.
     more: bool,
+    /// Offsets of `\n` bytes that do not end a line, ascending (a stream's
+    /// lines given one by one may hold `\n`, which the reference keeps in
+    /// the line: [`StreamDecoder::push_line`]); those before `pos` are
+    /// dropped as lines are read. Empty for a text.
+    joins: &'a [usize],
 }
 
 /// The error a decoder of a stream's lines so far stops with when it needs
@@ -298,7 +306,10 @@ impl<'a> Reader<'a> {
                 return if self.more { Err(need_more(self.number)) } else { Ok(None) };
             }
             let start = self.pos;
-            let end = find_byte(bytes, start, b'\n').unwrap_or(bytes.len());
+            let mut end = find_byte(bytes, start, b'\n').unwrap_or(bytes.len());
+            if !self.joins.is_empty() {
+                end = self.line_end(bytes, end);
+            }
             self.pos = end + 1;
             self.number += 1;
             let mut s = start;
@@ -380,6 +391,23 @@ impl<'a> Reader<'a> {
             let content = text.get(cs..ce).unwrap_or_default();
             return Ok(Some(Line { content, raw_start: s, depth, number: self.number }));
         }
+    }
+
+    /// The end of the line whose first `\n` is at `end`: the first `\n`
+    /// from there that is no join.
+    #[cold]
+    fn line_end(&mut self, bytes: &[u8], mut end: usize) -> usize {
+        while let Some((&j, rest)) = self.joins.split_first() {
+            if j < end {
+                self.joins = rest;
+            } else if j == end {
+                self.joins = rest;
+                end = find_byte(bytes, end + 1, b'\n').unwrap_or(bytes.len());
+            } else {
+                break;
+            }
+        }
+        end
     }
 
     /// The first blank line strictly between lines `start` and `end`.
@@ -1978,6 +2006,13 @@ enum Frame<'a> {
     },
 }
 
+/// The 1-based column of byte `offset` of `text` on the line starting at
+/// `line_start` (characters, as the reference counts them).
+#[cold]
+fn column_between(text: &str, line_start: usize, offset: usize) -> Option<usize> {
+    text.get(line_start..offset).map(|s| s.chars().count() + 1)
+}
+
 #[cold]
 fn internal() -> Error {
     Error::new(Format::Toon, "TOON_INTERNAL", "internal decoder error (expected a consistent frame stack)")
@@ -2017,8 +2052,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
     #[cold]
     fn error_at(&self, line: &Line<'a>, code: &'static str, msg: impl Into<String>, addr: usize) -> Error {
         let offset = addr.wrapping_sub(self.text.as_ptr() as usize);
-        let column = self.text.get(line.raw_start..offset).map(|s| s.chars().count() + 1);
-        Error::new(Format::Toon, code, msg).at_line(line.number, column)
+        Error::new(Format::Toon, code, msg).at_line(line.number, column_between(self.text, line.raw_start, offset))
     }
 
     /// An error about a whole line (column of its content).
@@ -2099,14 +2133,15 @@ impl<'a, V, K> Decoder<'a, V, K> {
     fn note_key(&mut self, frame: Option<SeenFrame>, key: &Cow<'a, str>, line: &Line<'a>) -> Result<()> {
         if let Some(f) = frame {
             if !self.seen.insert(f, key) {
-                return Err(self.error(
-                    line,
-                    "TOON_DUPLICATE_KEY",
-                    format!("Duplicate sibling key \"{key}\" (expected unique keys in strict mode)"),
-                ));
+                return Err(self.duplicate_key(line, key));
             }
         }
         Ok(())
+    }
+
+    #[cold]
+    fn duplicate_key(&self, line: &Line<'a>, key: &str) -> Error {
+        self.error(line, "TOON_DUPLICATE_KEY", format!("Duplicate sibling key \"{key}\" (expected unique keys in strict mode)"))
     }
 
     fn header(&mut self, line: &Line<'a>) -> Result<Option<Header<'a>>> {
@@ -3062,9 +3097,11 @@ mod tests {
             /// with its error; the lines so far give a prefix of it, and an
             /// error there is the whole text's error.
             #[test]
-            fn events_agree_with_decode(text in toonish(), strict: bool, indent in 1usize..5) {
-                use super::super::events::tests::{as_doubles, events_of, value_of};
+            fn events_agree_with_decode(text in toonish(), strict: bool, indent in 1usize..5, seed: u64) {
+                use super::super::events::tests::{as_doubles, assert_streams_agree, events_of, value_of};
                 let o = opts(strict, indent);
+                // Given in pieces, byte by byte or line by line: the same.
+                assert_streams_agree(&text, &o, seed);
                 let (all, r) = events_of(&text, &o, Input::Whole);
                 match decode(&text, &o) {
                     Ok(v) => {

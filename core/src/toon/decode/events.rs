@@ -8,16 +8,23 @@
 //! come from their own walk, which follows the reference's generators step
 //! for step (the same checks, in the same order, around the same yields)
 //! and shares the value decoder's line reader, lexing and errors. Open
-//! objects and lists are an explicit stack (the reference recurses),
-//! bounded by [`MAX_DEPTH`] like the value decoder.
+//! objects, arrays, tables and pending decisions are an explicit stack of
+//! frames (the reference recurses), bounded by [`MAX_DEPTH`] like the value
+//! decoder.
 //!
-//! A stream's lines can be decoded as far as they go ([`Input::SoFar`]):
-//! the walk stops where it needs a line that has not come, having reported
-//! every event the lines so far decide (the same events, since nothing
-//! before that point depends on later lines). Decoding the text again with
-//! more lines repeats those events first.
+//! The walk resumes: it holds no reference into the text between calls, so
+//! it can be given a stream's lines as they come ([`StreamDecoder`]). Every
+//! step of a frame first looks at the next line it needs (which may not have
+//! come yet) and only then consumes lines, reports events and changes
+//! state: a step that finds the lines so far end before the line it needs
+//! does nothing, and is taken again, from the same state, once more lines
+//! have come. So the events reported for the lines so far are exactly those
+//! they decide, each line is read once, and [`decode_events`] on a whole
+//! text (or on the lines so far, [`Input::SoFar`]) is the same walk given
+//! all of it at once.
 
 use super::*;
+use std::sync::Arc;
 
 /// One event of the reference's stream.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,7 +45,9 @@ pub enum Event<'e> {
 pub enum Primitive<'e> {
     Null,
     Bool(bool),
-    Number(f64),
+    /// The double, and the token it was read from (a binding that keeps
+    /// integers exact reads those from `text`: no `.`, `e` or `E`).
+    Number { value: f64, text: &'e str },
     String(Cow<'e, str>),
 }
 
@@ -68,50 +77,294 @@ pub enum Progress {
 /// error (the same as [`decode`]'s) is returned. Path expansion does not
 /// apply (the reference's stream decoder has none).
 pub fn decode_events(text: &str, opts: &DecodeOptions, input: Input, on_event: &mut dyn FnMut(Event<'_>)) -> Result<Progress> {
-    if opts.indent == 0 {
-        return Err(Error::new(
-            Format::Toon,
-            "TOON_INVALID_OPTION",
-            "indent must be at least 1 (expected the number of spaces per indentation level)",
-        ));
+    let mut w = Walk::new(opts)?;
+    w.advance(text, input == Input::SoFar, &[], on_event)
+}
+
+/// Where a line was, for an error about it reported later (a list's length
+/// is checked at its last item's line, once the line after has come): its
+/// place in the text while the text is there, its column and text once the
+/// text has been let go ([`Walk::keep_marks`]).
+#[derive(Clone, Debug)]
+pub(super) enum Mark {
+    At { number: usize, raw_start: usize, content_start: usize, content_end: usize },
+    Kept { number: usize, column: Option<usize>, source: Arc<str> },
+}
+
+impl Mark {
+    fn of(line: &Line<'_>, text: &str) -> Mark {
+        let content_start = (line.content.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
+        Mark::At { number: line.number, raw_start: line.raw_start, content_start, content_end: content_start + line.content.len() }
     }
-    let mut d: Decoder<'_, (), ()> = decoder(text, opts);
-    d.r.more = input == Input::SoFar;
-    let mut w = Walk { d, on: on_event };
-    match w.document() {
-        Ok(()) => Ok(Progress::Done),
-        Err(e) if e.code() == NEED_MORE => Ok(Progress::NeedsMore),
-        Err(e) => Err(e),
+
+    fn number(&self) -> usize {
+        match *self {
+            Mark::At { number, .. } | Mark::Kept { number, .. } => number,
+        }
+    }
+
+    /// The mark with its column and line text taken from `text`, which
+    /// holds its line (`joins` as the reader has them).
+    fn kept(&self, text: &str, joins: &[usize]) -> Mark {
+        match *self {
+            Mark::At { number, raw_start, content_start, content_end } => Mark::Kept {
+                number,
+                column: column_between(text, raw_start, content_start),
+                source: line_text(text, raw_start, content_end, joins).into(),
+            },
+            Mark::Kept { .. } => self.clone(),
+        }
     }
 }
 
-struct Walk<'a, 'f> {
-    d: Decoder<'a, (), ()>,
-    on: &'f mut dyn FnMut(Event<'_>),
+/// Where the line whose content ends at `content_end` ends: its `\n`
+/// (the first from there that is no join), or the end of `text`.
+pub(super) fn line_end(text: &str, content_end: usize, joins: &[usize]) -> usize {
+    let bytes = text.as_bytes();
+    let mut end = find_byte(bytes, content_end, b'\n').unwrap_or(bytes.len());
+    while joins.binary_search(&end).is_ok() {
+        end = find_byte(bytes, end + 1, b'\n').unwrap_or(bytes.len());
+    }
+    end
 }
 
-/// An open object or list array. (An explicit stack rather than the
-/// reference's recursion, so deep nesting costs heap, not call stack.)
-enum Frame<'a> {
+/// The text of the line starting at `start` whose content ends at
+/// `content_end`, as the reference reports it: to its end, without a `\r`
+/// there (a BOM on line 1 is before `start`).
+pub(super) fn line_text<'t>(text: &'t str, start: usize, content_end: usize, joins: &[usize]) -> &'t str {
+    let line = text.get(start..line_end(text, content_end, joins)).unwrap_or_default();
+    line.strip_suffix('\r').unwrap_or(line)
+}
+
+/// The first line of a document whose form the line after decides (a lone
+/// line is a primitive), held while that line has not come.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Held {
+    pub(super) raw_start: usize,
+    content_start: usize,
+    content_end: usize,
+    depth: usize,
+    pub(super) number: usize,
+}
+
+impl Held {
+    fn of(line: &Line<'_>, text: &str) -> Held {
+        let content_start = (line.content.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
+        Held { raw_start: line.raw_start, content_start, content_end: content_start + line.content.len(), depth: line.depth, number: line.number }
+    }
+
+    fn line<'t>(&self, text: &'t str) -> Line<'t> {
+        Line {
+            content: text.get(self.content_start..self.content_end).unwrap_or_default(),
+            raw_start: self.raw_start,
+            depth: self.depth,
+            number: self.number,
+        }
+    }
+
+    /// Where its line ends (its `\n`).
+    pub(super) fn end(&self, text: &str, joins: &[usize]) -> usize {
+        line_end(text, self.content_end, joins)
+    }
+
+    /// Its text, as [`line_text`] gives it.
+    pub(super) fn text<'t>(&self, text: &'t str, joins: &[usize]) -> &'t str {
+        line_text(text, self.raw_start, self.content_end, joins)
+    }
+
+    pub(super) fn shifted(&mut self, by: usize) {
+        self.raw_start -= by;
+        self.content_start -= by;
+        self.content_end -= by;
+    }
+}
+
+/// Where the walk is in the document (`decodeDocument`).
+#[derive(Debug)]
+pub(super) enum Phase {
+    /// No line read yet.
+    Start,
+    /// The first line read; the next tells its form.
+    Root(Held),
+    /// The frames on the stack are open; when none is left the document
+    /// ends (`then_trailing`: a root array, after which no line may come).
+    Body { then_trailing: bool },
+    /// `assertFullyConsumed`.
+    Trailing,
+    Done,
+}
+
+/// An open container, or a decision waiting for its line.
+pub(super) enum Frame {
     /// An object's fields (`decodeObjectFields`, `followSiblingFields`): the
     /// lines at `min_depth` or deeper, all at the depth of the first
     /// (`depth`, set from the start for a list item's object).
     Object { min_depth: usize, depth: Option<usize>, seen: Option<SeenFrame>, level: usize },
+    /// `key:` with nothing after it (`decodeKeyValue`): an object if the next
+    /// line is deeper, else an empty one. `level` is the value's.
+    Value { base_depth: usize, level: usize },
     /// A list array's items (`decodeListArray`). A frame right above it is
-    /// one of its items.
+    /// one of its items. `item_depth` is found at its first step.
     List {
         length: f64,
-        item_depth: usize,
+        item_depth: Option<usize>,
         base_depth: usize,
         count: usize,
         start: Option<usize>,
         end: Option<usize>,
-        last: Line<'a>,
+        last: Mark,
         level: usize,
     },
+    /// A tabular array's rows, or a keyed object's entries.
+    Table(Box<Table>),
 }
 
-impl<'a> Walk<'a, '_> {
+/// `decodeTabularArray` (after its `startArray`) or `decodeKeyedObject`.
+pub(super) struct Table {
+    keyed: bool,
+    length: f64,
+    delim: u8,
+    fields: Vec<Field<'static>>,
+    width: usize,
+    base_depth: usize,
+    /// The rows' (entries') depth, found at the first step (for a keyed
+    /// object, which also opens it then).
+    depth: Option<usize>,
+    level: usize,
+    count: usize,
+    start: Option<usize>,
+    end: Option<usize>,
+    last: Mark,
+    /// The header line (a keyed object checks its nesting there).
+    header: Mark,
+    /// A keyed object's entry keys.
+    seen: Option<SeenFrame>,
+}
+
+/// What a frame's step did.
+enum Step {
+    /// Took its line: the top of the stack steps next.
+    Go,
+    /// The frame is complete.
+    Pop,
+}
+
+/// The state of an event walk between the lines it is given. It holds no
+/// reference into a text: lines are read from the text given to
+/// [`Walk::advance`], whose offsets (reader position, [`Mark`]s, [`Held`])
+/// the caller moves back when it lets go of the text before them.
+pub(super) struct Walk {
+    strict: bool,
+    indent: usize,
+    pub(super) phase: Phase,
+    pub(super) stack: Vec<Frame>,
+    seen: SeenKeys<'static>,
+    /// Start of the next line to read, lines read so far.
+    pub(super) pos: usize,
+    pub(super) number: usize,
+    /// Blank lines seen (strict mode), as the reader keeps them.
+    blanks: Vec<usize>,
+    /// The last line consumed before this call (the reader's `last`).
+    last: Option<Mark>,
+    /// The line of the last error made from a [`Mark`] let go, with its
+    /// text.
+    pub(super) error_source: Option<(usize, Arc<str>)>,
+}
+
+impl Walk {
+    pub(super) fn new(opts: &DecodeOptions) -> Result<Walk> {
+        if opts.indent == 0 {
+            return Err(Error::new(
+                Format::Toon,
+                "TOON_INVALID_OPTION",
+                "indent must be at least 1 (expected the number of spaces per indentation level)",
+            ));
+        }
+        Ok(Walk {
+            strict: opts.strict,
+            indent: opts.indent,
+            phase: Phase::Start,
+            stack: Vec::new(),
+            seen: SeenKeys { stack: Vec::new(), owned: Vec::new(), big: HashSet::new(), next_id: 0 },
+            pos: 0,
+            number: 0,
+            blanks: Vec::new(),
+            last: None,
+            error_source: None,
+        })
+    }
+
+    /// Read the lines of `text` from `pos` on, reporting their events: to
+    /// the end of the document (`more` false: `text` runs to the end of
+    /// the input), or until a line that has not come is needed (`more`:
+    /// `text` is complete lines, joined by `\n`, and more may follow).
+    /// After an error the walk must not be advanced again.
+    pub(super) fn advance(&mut self, text: &str, more: bool, joins: &[usize], on: &mut dyn FnMut(Event<'_>)) -> Result<Progress> {
+        if matches!(self.phase, Phase::Done) {
+            return Ok(Progress::Done);
+        }
+        let opts = DecodeOptions { indent: self.indent, strict: self.strict, expand_paths: ExpandPaths::Off };
+        let mut d: Decoder<'_, (), ()> = decoder(text, &opts);
+        d.r.pos = self.pos;
+        d.r.number = self.number;
+        d.r.blanks = std::mem::take(&mut self.blanks);
+        d.r.more = more;
+        d.r.joins = joins;
+        let mut cx = Cx { d, w: self, on };
+        let r = cx.go();
+        let Cx { mut d, .. } = cx;
+        self.pos = d.r.pos;
+        self.number = d.r.number;
+        self.blanks = std::mem::take(&mut d.r.blanks);
+        if let Some(l) = d.r.last {
+            self.last = Some(Mark::of(&l, text));
+        }
+        match r {
+            Ok(()) => Ok(Progress::Done),
+            Err(e) if e.code() == NEED_MORE => Ok(Progress::NeedsMore),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Before the text before `pos` is let go: every mark takes its column
+    /// and line text from `text`, and blank lines no open array can report
+    /// are forgotten.
+    pub(super) fn keep_marks(&mut self, text: &str, joins: &[usize]) {
+        let mut starts = Vec::new();
+        for f in &mut self.stack {
+            match f {
+                Frame::List { last, start, .. } => {
+                    *last = last.kept(text, joins);
+                    starts.extend(*start);
+                }
+                Frame::Table(t) => {
+                    t.last = t.last.kept(text, joins);
+                    t.header = t.header.kept(text, joins);
+                    starts.extend(t.start);
+                }
+                Frame::Object { .. } | Frame::Value { .. } => {}
+            }
+        }
+        if let Some(l) = &mut self.last {
+            *l = l.kept(text, joins);
+        }
+        // An array reports the first blank line after its first item (once
+        // it has a later one): the others cannot be reported.
+        let mut keep: Vec<usize> = starts.iter().filter_map(|&s| self.blanks.get(self.blanks.partition_point(|&n| n <= s)).copied()).collect();
+        keep.sort_unstable();
+        keep.dedup();
+        self.blanks = keep;
+    }
+}
+
+/// A walk being given a text.
+struct Cx<'t, 'w, 'f> {
+    d: Decoder<'t, (), ()>,
+    w: &'w mut Walk,
+    on: &'f mut dyn FnMut(Event<'_>),
+}
+
+impl<'t> Cx<'t, '_, '_> {
     fn emit(&mut self, e: Event<'_>) {
         (self.on)(e);
     }
@@ -126,35 +379,100 @@ impl<'a> Walk<'a, '_> {
         self.emit(Event::EndArray);
     }
 
-    /// `decodeDocument`.
+    fn mark(&self, line: &Line<'t>) -> Mark {
+        Mark::of(line, self.d.text)
+    }
+
+    /// An error about the line `m` marks (the column of its content).
+    #[cold]
+    fn mark_error(&mut self, m: &Mark, code: &'static str, msg: String) -> Error {
+        match m {
+            Mark::At { number, raw_start, content_start, .. } => {
+                Error::new(Format::Toon, code, msg).at_line(*number, column_between(self.d.text, *raw_start, *content_start))
+            }
+            Mark::Kept { number, column, source } => {
+                self.w.error_source = Some((*number, source.clone()));
+                Error::new(Format::Toon, code, msg).at_line(*number, *column)
+            }
+        }
+    }
+
+    fn check_count_at(&mut self, m: &Mark, code: &'static str, actual: usize, expected: f64, what: &str) -> Result<()> {
+        if actual as f64 != expected {
+            return Err(self.mark_error(m, code, format!("Expected {} {what}, but got {actual}", js_number(expected))));
+        }
+        Ok(())
+    }
+
+    fn note_key(&mut self, seen: Option<SeenFrame>, key: &str, line: &Line<'t>) -> Result<()> {
+        if let Some(f) = seen {
+            if !self.w.seen.insert(f, &Cow::Owned(key.to_string())) {
+                return Err(self.d.duplicate_key(line, key));
+            }
+        }
+        Ok(())
+    }
+
+    fn go(&mut self) -> Result<()> {
+        loop {
+            match &self.w.phase {
+                Phase::Start => self.document()?,
+                Phase::Root(held) => {
+                    let held = *held;
+                    self.root(held)?;
+                }
+                Phase::Body { then_trailing } => {
+                    let then_trailing = *then_trailing;
+                    self.run()?;
+                    self.w.phase = if then_trailing { Phase::Trailing } else { Phase::Done };
+                }
+                Phase::Trailing => {
+                    self.d.assert_consumed()?;
+                    self.w.phase = Phase::Done;
+                }
+                Phase::Done => return Ok(()),
+            }
+        }
+    }
+
+    /// `decodeDocument`, to its first line's form.
     fn document(&mut self) -> Result<()> {
         let Some(first) = self.d.r.peek()? else {
             self.empty_object();
+            self.w.phase = Phase::Done;
             return Ok(());
         };
         if first.depth != 0 {
             return Err(self.d.over_indented(&first, 0));
         }
-        let mut stack = Vec::new();
         if trim_spaces(first.content) == "[]" {
             self.d.r.next()?;
             self.empty_array();
-            return self.d.assert_consumed();
+            self.w.phase = Phase::Trailing;
+            return Ok(());
         }
         if is_array_header_content(first.content) {
             if let Some(h) = self.d.header(&first)? {
                 self.d.r.next()?;
-                self.array_from_header(&mut stack, &h, &first, 0, 0)?;
-                self.run(&mut stack)?;
-                return self.d.assert_consumed();
+                self.array_from_header(&h, &first, 0, 0)?;
+                self.w.phase = Phase::Body { then_trailing: true };
+                return Ok(());
             }
         }
         self.d.r.next()?;
+        self.w.phase = Phase::Root(Held::of(&first, self.d.text));
+        Ok(())
+    }
+
+    /// `decodeDocument`, once the line after the first has come (or not).
+    fn root(&mut self, held: Held) -> Result<()> {
         let following = self.d.r.peek()?;
+        let first = held.line(self.d.text);
         let key_value = is_key_value_content(first.content);
         if following.is_none() && !key_value {
             let p = self.primitive(first.content, &first)?;
             self.emit(Event::Primitive(p));
+            self.w.phase = Phase::Done;
             return Ok(());
         }
         if !key_value && following.is_some_and(|l| l.depth == 0) {
@@ -164,86 +482,140 @@ impl<'a> Walk<'a, '_> {
                 "Top-level document must start with a key-value or array-header line",
             ));
         }
-        let seen = self.d.seen.begin(self.d.strict);
+        let seen = self.w.seen.begin(self.w.strict);
         self.emit(Event::StartObject);
-        stack.push(Frame::Object { min_depth: 0, depth: Some(0), seen, level: 1 });
-        self.key_value(&mut stack, first, 0, seen, 1)?;
-        self.run(&mut stack)
+        self.w.stack.push(Frame::Object { min_depth: 0, depth: Some(0), seen, level: 1 });
+        self.w.phase = Phase::Body { then_trailing: false };
+        self.key_value(first, 0, seen, 1)
     }
 
-    /// Drive the open frames until none is left.
-    fn run(&mut self, stack: &mut Vec<Frame<'a>>) -> Result<()> {
-        while let Some(top) = stack.last_mut() {
-            match top {
-                Frame::Object { min_depth, depth, seen, level } => {
-                    let (min_depth, seen, level) = (*min_depth, *seen, *level);
-                    match self.d.r.peek()? {
-                        Some(line) if line.depth >= min_depth => {
-                            let d = *depth.get_or_insert(line.depth);
-                            if line.depth != d {
-                                return Err(self.d.over_indented(&line, d));
-                            }
-                            self.d.r.next()?;
-                            self.key_value(stack, line, d, seen, level)?;
-                            continue;
-                        }
-                        _ => {
-                            self.d.seen.end(seen);
-                            self.emit(Event::EndObject);
-                        }
-                    }
+    /// Step the open frames until none is left.
+    fn run(&mut self) -> Result<()> {
+        while let Some(top) = self.w.stack.last() {
+            let step = match top {
+                Frame::Object { .. } => self.object_step()?,
+                Frame::Value { .. } => self.value_step()?,
+                Frame::List { .. } => self.list_step()?,
+                Frame::Table(_) => {
+                    // (Out of the stack while it steps: its fields are the
+                    // keys it reports.)
+                    let Some(Frame::Table(mut t)) = self.w.stack.pop() else { return Err(internal()) };
+                    let step = if t.keyed { self.keyed_step(&mut t) } else { self.table_step(&mut t) };
+                    self.w.stack.push(Frame::Table(t));
+                    step?
                 }
-                Frame::List { length, item_depth, base_depth, count, start, end, last, level } => {
-                    let (item_depth, level) = (*item_depth, *level);
-                    let line = if !self.d.strict || (*count as f64) < *length {
-                        self.d.r.peek()?.filter(|l| l.depth > *base_depth)
-                    } else {
-                        None
-                    };
-                    match line {
-                        Some(line) if line.content.starts_with("- ") || line.content == "-" || line.depth != item_depth => {
-                            if line.depth != item_depth {
-                                return Err(self.d.over_indented(&line, item_depth));
-                            }
-                            start.get_or_insert(line.number);
-                            if !self.list_item(stack, item_depth, level)? {
-                                self.item_done(stack);
-                            }
-                            continue;
-                        }
-                        _ => {
-                            let (length, count, start, end, last) = (*length, *count, *start, *end, *last);
-                            if self.d.strict {
-                                self.d.check_count(&last, "TOON_LENGTH_MISMATCH", count, length, "list-form items")?;
-                                self.d.check_no_blank(start, end, "list-form array")?;
-                                if let Some(next) = self.d.r.peek()? {
-                                    if next.depth == item_depth && next.content.starts_with("- ") {
-                                        return Err(self.d.error(
-                                            &next,
-                                            "TOON_LENGTH_MISMATCH",
-                                            format!("Expected {} list-form items, but found more", js_number(length)),
-                                        ));
-                                    }
-                                }
-                            }
-                            self.emit(Event::EndArray);
-                        }
-                    }
-                }
+            };
+            if let Step::Pop = step {
+                self.w.stack.pop();
+                self.item_done();
             }
-            stack.pop();
-            self.item_done(stack);
         }
         Ok(())
     }
 
+    fn object_step(&mut self) -> Result<Step> {
+        let Some(Frame::Object { min_depth, depth, seen, level }) = self.w.stack.last_mut() else { return Err(internal()) };
+        let (min_depth, seen, level) = (*min_depth, *seen, *level);
+        match self.d.r.peek()? {
+            Some(line) if line.depth >= min_depth => {
+                let d = *depth.get_or_insert(line.depth);
+                if line.depth != d {
+                    return Err(self.d.over_indented(&line, d));
+                }
+                self.d.r.next()?;
+                self.key_value(line, d, seen, level)?;
+                Ok(Step::Go)
+            }
+            _ => {
+                self.w.seen.end(seen);
+                self.emit(Event::EndObject);
+                Ok(Step::Pop)
+            }
+        }
+    }
+
+    fn value_step(&mut self) -> Result<Step> {
+        let Some(&Frame::Value { base_depth, level }) = self.w.stack.last() else { return Err(internal()) };
+        if let Some(next) = self.d.r.peek()?.filter(|n| n.depth > base_depth) {
+            self.d.check_depth_jump(&next, base_depth)?;
+            self.emit(Event::StartObject);
+            let seen = self.w.seen.begin(self.w.strict);
+            if let Some(top) = self.w.stack.last_mut() {
+                *top = Frame::Object { min_depth: base_depth + 1, depth: None, seen, level: level + 1 };
+            }
+            return Ok(Step::Go);
+        }
+        self.empty_object();
+        Ok(Step::Pop)
+    }
+
+    fn list_step(&mut self) -> Result<Step> {
+        let Some(Frame::List { item_depth, base_depth, .. }) = self.w.stack.last() else { return Err(internal()) };
+        let (item_depth, base_depth) = (*item_depth, *base_depth);
+        let item_depth = match item_depth {
+            Some(d) => d,
+            None => {
+                let d = self.d.content_depth(base_depth)?;
+                if let Some(Frame::List { item_depth, .. }) = self.w.stack.last_mut() {
+                    *item_depth = Some(d);
+                }
+                d
+            }
+        };
+        let Some(Frame::List { length, count, level, .. }) = self.w.stack.last() else { return Err(internal()) };
+        let (length, count, level) = (*length, *count, *level);
+        let line = if !self.w.strict || (count as f64) < length {
+            self.d.r.peek()?.filter(|l| l.depth > base_depth)
+        } else {
+            None
+        };
+        match line {
+            Some(line) if line.content.starts_with("- ") || line.content == "-" || line.depth != item_depth => {
+                if line.depth != item_depth {
+                    return Err(self.d.over_indented(&line, item_depth));
+                }
+                if let Some(Frame::List { start, .. }) = self.w.stack.last_mut() {
+                    start.get_or_insert(line.number);
+                }
+                if !self.list_item(item_depth, level)? {
+                    self.item_done();
+                }
+                Ok(Step::Go)
+            }
+            _ => {
+                if self.w.strict {
+                    let Some(Frame::List { start, end, last, .. }) = self.w.stack.last() else { return Err(internal()) };
+                    let (start, end, last) = (*start, *end, last.clone());
+                    self.check_count_at(&last, "TOON_LENGTH_MISMATCH", count, length, "list-form items")?;
+                    self.d.check_no_blank(start, end, "list-form array")?;
+                    if let Some(next) = self.d.r.peek()? {
+                        if next.depth == item_depth && next.content.starts_with("- ") {
+                            return Err(self.d.error(
+                                &next,
+                                "TOON_LENGTH_MISMATCH",
+                                format!("Expected {} list-form items, but found more", js_number(length)),
+                            ));
+                        }
+                    }
+                }
+                self.emit(Event::EndArray);
+                Ok(Step::Pop)
+            }
+        }
+    }
+
     /// A value is complete: if it is an item of the list on top of the
     /// stack, count it (and its last line).
-    fn item_done(&mut self, stack: &mut [Frame<'a>]) {
-        if let Some(Frame::List { count, end, last, .. }) = stack.last_mut() {
+    fn item_done(&mut self) {
+        let text = self.d.text;
+        if let Some(Frame::List { count, end, last, .. }) = self.w.stack.last_mut() {
             *count += 1;
-            if let Some(l) = self.d.r.last {
-                *end = Some(l.number);
+            let l = match self.d.r.last {
+                Some(l) => Some(Mark::of(&l, text)),
+                None => self.w.last.clone(),
+            };
+            if let Some(l) = l {
+                *end = Some(l.number());
                 *last = l;
             }
         }
@@ -251,7 +623,7 @@ impl<'a> Walk<'a, '_> {
 
     /// `decodeKeyValue`: one `key: ...` line of an object whose keys so far
     /// are `seen`; `level` is the nesting level of the value.
-    fn key_value(&mut self, stack: &mut Vec<Frame<'a>>, line: Line<'a>, base_depth: usize, seen: Option<SeenFrame>, level: usize) -> Result<()> {
+    fn key_value(&mut self, line: Line<'t>, base_depth: usize, seen: Option<SeenFrame>, level: usize) -> Result<()> {
         if let Some(h) = self.d.header(&line)? {
             let Some(key) = &h.key else {
                 let msg = if h.keyed {
@@ -261,25 +633,18 @@ impl<'a> Walk<'a, '_> {
                 };
                 return Err(self.d.error(&line, "TOON_KEYLESS_HEADER", msg));
             };
-            self.d.note_key(seen, key, &line)?;
+            self.note_key(seen, key, &line)?;
             self.emit(Event::Key(key.as_ref()));
-            self.array_from_header(stack, &h, &line, base_depth, level)?;
+            self.array_from_header(&h, &line, base_depth, level)?;
             return Ok(());
         }
         let (key, end) = self.d.at(&line, parse_key_token(line.content))?;
         let rest = trim_spaces(from(line.content, end));
-        self.d.note_key(seen, &key, &line)?;
+        self.note_key(seen, &key, &line)?;
         self.emit(Event::Key(&key));
         if rest.is_empty() {
             self.d.enter(&line, level)?;
-            if let Some(next) = self.d.r.peek()?.filter(|n| n.depth > base_depth) {
-                self.d.check_depth_jump(&next, base_depth)?;
-                self.emit(Event::StartObject);
-                let seen = self.d.seen.begin(self.d.strict);
-                stack.push(Frame::Object { min_depth: base_depth + 1, depth: None, seen, level: level + 1 });
-            } else {
-                self.empty_object();
-            }
+            self.w.stack.push(Frame::Value { base_depth, level });
             return Ok(());
         }
         if rest == "[]" {
@@ -292,42 +657,72 @@ impl<'a> Walk<'a, '_> {
         Ok(())
     }
 
-    /// `decodeArrayFromHeader`: whether it opened a list frame (the array
-    /// is then not complete yet).
-    fn array_from_header(&mut self, stack: &mut Vec<Frame<'a>>, h: &Header<'a>, line: &Line<'a>, base_depth: usize, level: usize) -> Result<bool> {
+    /// `decodeArrayFromHeader`: whether it opened a frame (the array is
+    /// then not complete yet).
+    fn array_from_header(&mut self, h: &Header<'t>, line: &Line<'t>, base_depth: usize, level: usize) -> Result<bool> {
         if h.keyed {
-            self.keyed_object(h, line, base_depth, level)?;
-            return Ok(false);
+            self.push_table(true, h, line, base_depth, level);
+            return Ok(true);
         }
         self.d.enter(line, level)?;
         self.emit(Event::StartArray { length: h.length });
         if let Some(inline) = h.inline {
             self.inline_array(h, inline, line)?;
-        } else if h.fields {
-            self.tabular_array(h, line, base_depth, level)?;
-        } else {
-            let item_depth = self.d.content_depth(base_depth)?;
-            stack.push(Frame::List {
-                length: h.length,
-                item_depth,
-                base_depth,
-                count: 0,
-                start: None,
-                end: None,
-                last: *line,
-                level: level + 1,
-            });
+            self.emit(Event::EndArray);
+            return Ok(false);
+        }
+        if h.fields {
+            self.push_table(false, h, line, base_depth, level);
             return Ok(true);
         }
-        self.emit(Event::EndArray);
-        Ok(false)
+        let last = self.mark(line);
+        self.w.stack.push(Frame::List {
+            length: h.length,
+            item_depth: None,
+            base_depth,
+            count: 0,
+            start: None,
+            end: None,
+            last,
+            level: level + 1,
+        });
+        Ok(true)
+    }
+
+    /// A frame for the rows of the tabular header `h` just read (its field
+    /// list is the decoder's), or the entries of the keyed one.
+    fn push_table(&mut self, keyed: bool, h: &Header<'t>, line: &Line<'t>, base_depth: usize, level: usize) {
+        let fields: Vec<Field<'static>> = self
+            .d
+            .fields
+            .fields
+            .iter()
+            .map(|f| Field { name: Cow::Owned(f.name.to_string()), quoted: f.quoted, next: f.next })
+            .collect();
+        let header = self.mark(line);
+        self.w.stack.push(Frame::Table(Box::new(Table {
+            keyed,
+            length: h.length,
+            delim: h.delim,
+            width: count_leaves(&fields),
+            fields,
+            base_depth,
+            depth: None,
+            level,
+            count: 0,
+            start: None,
+            end: None,
+            last: header.clone(),
+            header,
+            seen: None,
+        })));
     }
 
     /// `decodeInlinePrimitiveArray`: every value is read and counted before
     /// the first is reported.
-    fn inline_array(&mut self, h: &Header<'a>, inline: &'a str, line: &Line<'a>) -> Result<()> {
+    fn inline_array(&mut self, h: &Header<'t>, inline: &'t str, line: &Line<'t>) -> Result<()> {
         let values = Cells::new(inline, h.delim).map(|c| self.primitive(c, line)).collect::<Result<Vec<_>>>()?;
-        if self.d.strict {
+        if self.w.strict {
             self.d.check_count(line, "TOON_LENGTH_MISMATCH", values.len(), h.length, "inline-form values")?;
         }
         for p in values {
@@ -336,97 +731,77 @@ impl<'a> Walk<'a, '_> {
         Ok(())
     }
 
-    /// `decodeTabularArray`: each row is split, counted and read before its
-    /// object is reported.
-    fn tabular_array(&mut self, h: &Header<'a>, header_line: &Line<'a>, base_depth: usize, level: usize) -> Result<()> {
-        let row_depth = self.d.content_depth(base_depth)?;
-        let fields = std::mem::take(&mut self.d.fields);
-        let r = self.table_rows(h, &fields.fields, header_line, base_depth, row_depth, level);
-        self.d.fields = fields;
-        r
-    }
-
-    fn table_rows(
-        &mut self,
-        h: &Header<'a>,
-        fields: &[Field<'a>],
-        header_line: &Line<'a>,
-        base_depth: usize,
-        row_depth: usize,
-        level: usize,
-    ) -> Result<()> {
-        let width = count_leaves(fields);
-        let mut count = 0usize;
-        let (mut start, mut end) = (None, None);
-        let mut last = *header_line;
-        let mut cells = Vec::new();
-        while !self.d.strict || (count as f64) < h.length {
-            let Some(line) = self.d.r.peek()? else { break };
-            if line.depth <= base_depth {
-                break;
+    /// `decodeTabularArray`: one row (split, counted and read before its
+    /// object is reported), or the end of the table.
+    fn table_step(&mut self, t: &mut Table) -> Result<Step> {
+        let row_depth = match t.depth {
+            Some(d) => d,
+            None => *t.depth.insert(self.d.content_depth(t.base_depth)?),
+        };
+        if !self.w.strict || (t.count as f64) < t.length {
+            if let Some(line) = self.d.r.peek()?.filter(|l| l.depth > t.base_depth) {
+                if line.depth != row_depth {
+                    return Err(self.d.over_indented(&line, row_depth));
+                }
+                let mut cells = std::mem::take(&mut self.d.cells);
+                if split_row(line.content, t.delim, &mut cells) {
+                    t.start.get_or_insert(line.number);
+                    t.end = Some(line.number);
+                    t.last = self.mark(&line);
+                    let r = self.table_row(t, &cells, &line);
+                    self.d.cells = cells;
+                    r?;
+                    t.count += 1;
+                    return Ok(Step::Go);
+                }
+                self.d.cells = cells;
             }
-            if line.depth != row_depth {
-                return Err(self.d.over_indented(&line, row_depth));
-            }
-            if !split_row(line.content, h.delim, &mut cells) {
-                break;
-            }
-            start.get_or_insert(line.number);
-            end = Some(line.number);
-            last = line;
-            self.d.r.next()?;
-            self.d.check_count(&line, "TOON_WIDTH_MISMATCH", cells.len(), width as f64, "tabular row values")?;
-            self.row(fields, &cells, &line, level + 1)?;
-            count += 1;
         }
-        if self.d.strict {
-            self.d.check_count(&last, "TOON_LENGTH_MISMATCH", count, h.length, "tabular rows")?;
-            self.d.check_no_blank(start, end, "tabular array")?;
+        if self.w.strict {
+            let last = t.last.clone();
+            self.check_count_at(&last, "TOON_LENGTH_MISMATCH", t.count, t.length, "tabular rows")?;
+            self.d.check_no_blank(t.start, t.end, "tabular array")?;
             if let Some(next) = self.d.r.peek()? {
-                if next.depth == row_depth && !next.content.starts_with("- ") && is_data_row(next.content, h.delim) {
+                if next.depth == row_depth && !next.content.starts_with("- ") && is_data_row(next.content, t.delim) {
                     return Err(self.d.error(
                         &next,
                         "TOON_LENGTH_MISMATCH",
-                        format!("Expected {} tabular rows, but found more", js_number(h.length)),
+                        format!("Expected {} tabular rows, but found more", js_number(t.length)),
                     ));
                 }
             }
         }
-        Ok(())
+        self.emit(Event::EndArray);
+        Ok(Step::Pop)
     }
 
-    /// `decodeKeyedObject`: `key[N:]{fields}:` then `entry: cells` lines.
-    fn keyed_object(&mut self, h: &Header<'a>, header_line: &Line<'a>, base_depth: usize, level: usize) -> Result<()> {
-        let entry_depth = self.d.content_depth(base_depth)?;
-        self.d.enter(header_line, level)?;
-        let fields = std::mem::take(&mut self.d.fields);
-        self.emit(Event::StartObject);
-        let r = self.keyed_entries(h, &fields.fields, header_line, base_depth, entry_depth, level);
-        self.d.fields = fields;
-        r?;
-        self.emit(Event::EndObject);
-        Ok(())
+    fn table_row(&mut self, t: &Table, cells: &[&'t str], line: &Line<'t>) -> Result<()> {
+        self.d.r.next()?;
+        self.d.check_count(line, "TOON_WIDTH_MISMATCH", cells.len(), t.width as f64, "tabular row values")?;
+        self.row(&t.fields, cells, line, t.level + 1)
     }
 
-    fn keyed_entries(
-        &mut self,
-        h: &Header<'a>,
-        fields: &[Field<'a>],
-        header_line: &Line<'a>,
-        base_depth: usize,
-        entry_depth: usize,
-        level: usize,
-    ) -> Result<()> {
-        let width = count_leaves(fields);
-        let seen = self.d.seen.begin(self.d.strict);
-        let mut count = 0usize;
-        let (mut start, mut end) = (None, None);
-        let mut last = *header_line;
-        let mut cells = Vec::new();
-        while let Some(line) = self.d.r.peek()? {
-            if line.depth <= base_depth {
-                break;
+    /// `decodeKeyedObject`: its opening, one `entry: cells` line, or its
+    /// end.
+    fn keyed_step(&mut self, t: &mut Table) -> Result<Step> {
+        let entry_depth = match t.depth {
+            Some(d) => d,
+            None => {
+                let d = self.d.content_depth(t.base_depth)?;
+                let header = t.header.clone();
+                if t.level >= self.d.max_depth {
+                    return Err(self.mark_error(
+                        &header,
+                        "TOON_TOO_DEEP",
+                        format!("arrays and objects nested deeper than {} levels", self.d.max_depth),
+                    ));
+                }
+                self.emit(Event::StartObject);
+                t.seen = self.w.seen.begin(self.w.strict);
+                *t.depth.insert(d)
             }
+        };
+        if let Some(line) = self.d.r.peek()?.filter(|l| l.depth > t.base_depth) {
             if line.depth != entry_depth {
                 return Err(self.d.over_indented(&line, entry_depth));
             }
@@ -438,29 +813,37 @@ impl<'a> Walk<'a, '_> {
                 ));
             }
             self.d.r.next()?;
-            start.get_or_insert(line.number);
-            end = Some(line.number);
-            last = line;
+            t.start.get_or_insert(line.number);
+            t.end = Some(line.number);
+            t.last = self.mark(&line);
             let (key, key_end) = self.d.at(&line, parse_key_token(line.content))?;
-            self.d.note_key(seen, &key, &line)?;
+            self.note_key(t.seen, &key, &line)?;
             self.emit(Event::Key(&key));
+            let mut cells = std::mem::take(&mut self.d.cells);
             cells.clear();
-            cells.extend(Cells::new(trim_spaces(from(line.content, key_end)), h.delim));
-            self.d.check_count(&line, "TOON_WIDTH_MISMATCH", cells.len(), width as f64, "keyed entry cells")?;
-            self.row(fields, &cells, &line, level + 1)?;
-            count += 1;
+            cells.extend(Cells::new(trim_spaces(from(line.content, key_end)), t.delim));
+            let r = self
+                .d
+                .check_count(&line, "TOON_WIDTH_MISMATCH", cells.len(), t.width as f64, "keyed entry cells")
+                .and_then(|()| self.row(&t.fields, &cells, &line, t.level + 1));
+            self.d.cells = cells;
+            r?;
+            t.count += 1;
+            return Ok(Step::Go);
         }
-        if self.d.strict {
-            self.d.check_count(&last, "TOON_LENGTH_MISMATCH", count, h.length, "keyed entries")?;
-            self.d.check_no_blank(start, end, "keyed tabular object")?;
+        if self.w.strict {
+            let last = t.last.clone();
+            self.check_count_at(&last, "TOON_LENGTH_MISMATCH", t.count, t.length, "keyed entries")?;
+            self.d.check_no_blank(t.start, t.end, "keyed tabular object")?;
         }
-        self.d.seen.end(seen);
-        Ok(())
+        self.w.seen.end(t.seen);
+        self.emit(Event::EndObject);
+        Ok(Step::Pop)
     }
 
     /// A row's cells (already counted) read, then reported as its object
     /// (`yieldObjectFromFields`).
-    fn row(&mut self, fields: &[Field<'a>], cells: &[&'a str], line: &Line<'a>, level: usize) -> Result<()> {
+    fn row(&mut self, fields: &[Field<'_>], cells: &[&'t str], line: &Line<'t>, level: usize) -> Result<()> {
         self.d.enter(line, level)?;
         let values = cells.iter().map(|&c| self.primitive(c, line)).collect::<Result<Vec<_>>>()?;
         let mut values = values.into_iter();
@@ -469,11 +852,11 @@ impl<'a> Walk<'a, '_> {
 
     fn fields_object(
         &mut self,
-        fields: &[Field<'a>],
+        fields: &[Field<'_>],
         start: usize,
         end: usize,
-        values: &mut std::vec::IntoIter<Primitive<'a>>,
-        line: &Line<'a>,
+        values: &mut std::vec::IntoIter<Primitive<'t>>,
+        line: &Line<'t>,
         level: usize,
     ) -> Result<()> {
         self.emit(Event::StartObject);
@@ -497,7 +880,7 @@ impl<'a> Walk<'a, '_> {
 
     /// `decodeListItem`: one `- ...` line at `item_depth`; whether it opened
     /// frames (the item is then complete when they are).
-    fn list_item(&mut self, stack: &mut Vec<Frame<'a>>, item_depth: usize, level: usize) -> Result<bool> {
+    fn list_item(&mut self, item_depth: usize, level: usize) -> Result<bool> {
         let Some(line) = self.d.r.next()? else {
             return Err(internal());
         };
@@ -529,7 +912,7 @@ impl<'a> Walk<'a, '_> {
                     };
                     return Err(self.d.error(&item, "TOON_KEYLESS_HEADER", msg));
                 }
-                return self.array_from_header(stack, &h, &item, item_depth, level);
+                return self.array_from_header(&h, &item, item_depth, level);
             }
         }
         let header = self.d.header(&item)?;
@@ -537,21 +920,21 @@ impl<'a> Walk<'a, '_> {
             // `- key[N]{fields}:`: an object whose first field is the table
             // (rows two levels below the hyphen, other fields one below).
             self.d.enter(&item, level)?;
-            let seen = self.d.seen.begin(self.d.strict);
+            let seen = self.w.seen.begin(self.w.strict);
             let key = h.key.clone().unwrap_or_default();
-            self.d.note_key(seen, &key, &item)?;
+            self.note_key(seen, &key, &item)?;
             self.emit(Event::StartObject);
             self.emit(Event::Key(&key));
-            stack.push(Frame::Object { min_depth: item_depth + 1, depth: Some(item_depth + 1), seen, level: level + 1 });
-            self.array_from_header(stack, &h, &item, item_depth + 1, level + 1)?;
+            self.w.stack.push(Frame::Object { min_depth: item_depth + 1, depth: Some(item_depth + 1), seen, level: level + 1 });
+            self.array_from_header(&h, &item, item_depth + 1, level + 1)?;
             return Ok(true);
         }
         if is_key_value_content(after) {
             self.d.enter(&item, level)?;
-            let seen = self.d.seen.begin(self.d.strict);
+            let seen = self.w.seen.begin(self.w.strict);
             self.emit(Event::StartObject);
-            stack.push(Frame::Object { min_depth: item_depth + 1, depth: Some(item_depth + 1), seen, level: level + 1 });
-            self.key_value(stack, item, item_depth + 1, seen, level + 1)?;
+            self.w.stack.push(Frame::Object { min_depth: item_depth + 1, depth: Some(item_depth + 1), seen, level: level + 1 });
+            self.key_value(item, item_depth + 1, seen, level + 1)?;
             return Ok(true);
         }
         let p = self.primitive(after, &item)?;
@@ -560,7 +943,7 @@ impl<'a> Walk<'a, '_> {
     }
 
     /// `parsePrimitiveToken`.
-    fn primitive(&mut self, token: &'a str, line: &Line<'a>) -> Result<Primitive<'a>> {
+    fn primitive(&mut self, token: &'t str, line: &Line<'t>) -> Result<Primitive<'t>> {
         let t = trim_spaces(token);
         let tb = t.as_bytes();
         Ok(match tb.first() {
@@ -588,7 +971,7 @@ impl<'a> Walk<'a, '_> {
                     };
                     if n.is_finite() {
                         // `-0` reads as 0.
-                        Primitive::Number(if n == 0.0 { 0.0 } else { n })
+                        Primitive::Number { value: if n == 0.0 { 0.0 } else { n }, text: t }
                     } else {
                         Primitive::String(Cow::Borrowed(t))
                     }
@@ -612,6 +995,89 @@ pub(super) mod tests {
         (out, r)
     }
 
+    /// How a stream ended: the error's code, line, column, message and
+    /// the source line the decoder gives for it.
+    pub(in crate::toon::decode) type Ending = Option<(&'static str, Option<usize>, Option<usize>, String)>;
+
+    fn ending(r: &Result<impl Sized>) -> Ending {
+        r.as_ref().err().map(|e| (e.code(), e.line(), e.column(), e.message().to_string()))
+    }
+
+    /// The events of `text` given to a [`StreamDecoder`] in pieces whose
+    /// lengths `cut` picks (a piece may end inside a character: it is then
+    /// fed as bytes, through [`Utf8Decoder`]), or line by line (`cut`
+    /// `None`), and how it ended, with the source line of its error.
+    pub(in crate::toon::decode) fn stream_events_of(
+        text: &str,
+        opts: &DecodeOptions,
+        mut cut: Option<&mut dyn FnMut() -> usize>,
+    ) -> (Vec<Event<'static>>, Ending, Option<String>) {
+        let mut out = Vec::new();
+        let mut d = match StreamDecoder::new(opts) {
+            Ok(d) => d,
+            Err(e) => return (out, ending(&Err::<(), _>(e)), None),
+        };
+        let mut on = |e: Event<'_>| out.push(owned(e));
+        let r = match cut.as_mut() {
+            None => text.split('\n').try_for_each(|line| d.push_line(line, &mut on)).and_then(|()| {
+                // (push_line ends each line: the text's last one too, which
+                // the whole text ends with no `\n` after.)
+                d.finish(&mut on)
+            }),
+            Some(cut) => {
+                let mut utf8 = Utf8Decoder::new(false);
+                let (mut rest, mut piece) = (text.as_bytes(), String::new());
+                loop {
+                    if rest.is_empty() {
+                        break d.finish(&mut on);
+                    }
+                    let (a, b) = rest.split_at(cut().clamp(1, rest.len()));
+                    rest = b;
+                    piece.clear();
+                    if utf8.decode(a, rest.is_empty(), &mut piece).is_err() {
+                        panic!("valid UTF-8");
+                    }
+                    if let Err(e) = d.feed(&piece, &mut on) {
+                        break Err(e);
+                    }
+                }
+            }
+        };
+        let source = r.as_ref().err().and_then(|e| d.error_source(e));
+        (out, ending(&r), source)
+    }
+
+    /// The line `n` of `text` as the reference reports it.
+    pub(in crate::toon::decode) fn source_of(text: &str, n: usize) -> Option<String> {
+        let l = text.split('\n').nth(n.checked_sub(1)?)?;
+        let l = l.strip_suffix('\r').unwrap_or(l);
+        Some(if n == 1 { l.strip_prefix('\u{feff}').unwrap_or(l) } else { l }.to_string())
+    }
+
+    /// Whole, in pieces cut at random (seeded), in pieces of one byte, line
+    /// by line: the same events, the same error, and the error's source line.
+    pub(in crate::toon::decode) fn assert_streams_agree(text: &str, opts: &DecodeOptions, seed: u64) {
+        let (all, r) = events_of(text, opts, Input::Whole);
+        let want = ending(&r);
+        let want_source = r.as_ref().err().filter(|e| e.code() != "TOON_BLANK_LINE").and_then(|e| source_of(text, e.line()?));
+        let mut x = seed | 1;
+        let mut random = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Mostly short pieces, now and then a long one.
+            if x % 8 == 0 { (x >> 8) as usize % 200 } else { (x >> 8) as usize % 9 + 1 }
+        };
+        let mut one = || 1;
+        let mut modes: [(&str, Option<&mut dyn FnMut() -> usize>); 3] = [("random", Some(&mut random)), ("bytes", Some(&mut one)), ("lines", None)];
+        for (mode, cut) in modes.iter_mut() {
+            let (got, end, source) = stream_events_of(text, opts, cut.as_deref_mut());
+            assert_eq!(got, all, "{mode} {text:?} {opts:?}");
+            assert_eq!(end, want, "{mode} {text:?} {opts:?}");
+            assert_eq!(source, want_source, "{mode} {text:?} {opts:?}");
+        }
+    }
+
     fn owned(e: Event<'_>) -> Event<'static> {
         match e {
             Event::StartObject => Event::StartObject,
@@ -623,7 +1089,9 @@ pub(super) mod tests {
             Event::Primitive(Primitive::String(s)) => Event::Primitive(Primitive::String(Cow::Owned(s.into_owned()))),
             Event::Primitive(Primitive::Null) => Event::Primitive(Primitive::Null),
             Event::Primitive(Primitive::Bool(b)) => Event::Primitive(Primitive::Bool(b)),
-            Event::Primitive(Primitive::Number(n)) => Event::Primitive(Primitive::Number(n)),
+            Event::Primitive(Primitive::Number { value, text }) => {
+                Event::Primitive(Primitive::Number { value, text: Box::leak(text.to_string().into_boxed_str()) })
+            }
         }
     }
 
@@ -659,7 +1127,7 @@ pub(super) mod tests {
                 }
                 Event::Primitive(Primitive::Null) => Value::Null,
                 Event::Primitive(Primitive::Bool(b)) => Value::Bool(*b),
-                Event::Primitive(Primitive::Number(n)) => json!(n),
+                Event::Primitive(Primitive::Number { value, .. }) => json!(value),
                 Event::Primitive(Primitive::String(s)) => Value::String(s.to_string()),
                 _ => return None,
             })
@@ -683,6 +1151,10 @@ pub(super) mod tests {
         DecodeOptions::default()
     }
 
+    fn strict_opts() -> DecodeOptions {
+        DecodeOptions::default()
+    }
+
     use Event::{EndArray as EA, EndObject as EO, StartObject as SO};
 
     fn sa(length: f64) -> Event<'static> {
@@ -693,8 +1165,9 @@ pub(super) mod tests {
         Event::Key(s)
     }
 
+    /// A number event (its token is the shortest form, as in these texts).
     fn n(x: f64) -> Event<'static> {
-        Event::Primitive(Primitive::Number(x))
+        Event::Primitive(Primitive::Number { value: x, text: Box::leak(x.to_string().into_boxed_str()) })
     }
 
     fn s(x: &'static str) -> Event<'static> {
@@ -713,7 +1186,7 @@ pub(super) mod tests {
                 "t[1]{a,g{b}}:\n  1,2",
                 vec![SO, k("t"), sa(1.0), SO, k("a"), n(1.0), k("g"), SO, k("b"), n(2.0), EO, EO, EA, EO],
             ),
-            ("m[1:]{v}:\n  e: -0", vec![SO, k("m"), SO, k("e"), SO, k("v"), n(0.0), EO, EO, EO]),
+            ("m[1:]{v}:\n  e: -0", vec![SO, k("m"), SO, k("e"), SO, k("v"), Event::Primitive(Primitive::Number { value: 0.0, text: "-0" }), EO, EO, EO]),
             (
                 "l[3]:\n  - r[1]{x}:\n      7\n    y: 1\n  - z: 2\n  -",
                 vec![
@@ -774,5 +1247,202 @@ pub(super) mod tests {
     fn nested_lists_are_bounded() {
         let list = format!("{}x", (0..MAX_DEPTH + 5).map(|i| format!("{}- [1]:\n", "  ".repeat(i))).collect::<String>());
         assert_eq!(events_of(&list, &strict(), Input::Whole).1.unwrap_err().code(), decode(&list, &strict()).unwrap_err().code());
+    }
+
+    #[test]
+    fn streams_in_pieces_agree() {
+        let texts = [
+            "",
+            "\n",
+            "hello",
+            "hello\n",
+            "[]",
+            "a: 1",
+            "a:\n  b: 1\nc: []",
+            "\u{feff}a: 1\nb: \"\u{e9}\"\n",
+            "# comment\n\n  \na: 1\n# c\n\nb[2]: x,y",
+            "t[2]{a,g{b}}:\n  1,2\n  3,4",
+            "m[2:]{v}:\n  e: -0\n  f: 1",
+            "l[3]:\n  - r[1]{x}:\n      7\n    y: 1\n  - z: 2\n  -",
+            "a[3]: 1,2",
+            "a[1]{x}:\n  1\n  2",
+            "a[2]:\n  - 1\n\n  - 2",
+            "a[3]:\n  - x: 1\n    y:\n      z: 2\n  - 2",
+            "a:\n   b: 1",
+            "a: 1\na: 2",
+            "k:\n\tx: 1",
+            "[2]:\n  - a\n  - b\nc: 1",
+            "x\ny",
+            "a: \"unterminated",
+            "rows[3]{id,name}:\n  1,Ada\n  2,Bob\r\n  3,\"C\\\"d\"\nafter: true",
+        ];
+        for (i, text) in texts.iter().enumerate() {
+            for strict in [true, false] {
+                for indent in [1, 2, 4] {
+                    let o = DecodeOptions { strict, indent, ..strict_opts() };
+                    assert_streams_agree(text, &o, i as u64 * 7919 + indent as u64);
+                }
+            }
+        }
+    }
+
+    /// A list whose length is checked at the last item's line once the
+    /// next line has come, after the text of that item was let go: the
+    /// error still names its line, column and text.
+    #[test]
+    fn errors_name_lines_let_go() {
+        let filler: String = (0..400).map(|i| format!("    f{i}: {}\n", "x".repeat(20))).collect();
+        let text = format!("a[3]:\n  - k: 1\n{filler}  - k: 2\n{filler}b: 1\n");
+        let (_, r) = events_of(&text, &strict_opts(), Input::Whole);
+        let e = r.unwrap_err();
+        assert_eq!((e.code(), e.line(), e.column()), ("TOON_LENGTH_MISMATCH", Some(803), Some(5)));
+        let mut d = StreamDecoder::new(&strict_opts()).unwrap();
+        let mut n = 0;
+        let mut r = Ok(());
+        for line in text.split_inclusive('\n') {
+            r = d.feed(line, &mut |_| n += 1);
+            if r.is_err() {
+                break;
+            }
+        }
+        let r = r.and_then(|()| d.finish(&mut |_| n += 1));
+        let got = r.unwrap_err();
+        assert_eq!((got.code(), got.line(), got.column()), (e.code(), e.line(), e.column()));
+        assert!(d.buffered() < 10_000, "{}", d.buffered());
+        assert_eq!(d.error_source(&got).as_deref(), Some("    f399: xxxxxxxxxxxxxxxxxxxx"));
+    }
+
+    /// Text is read once, whatever the pieces: the work doubles with the
+    /// input, and what is held stays the longest line and a little more.
+    #[test]
+    fn work_is_linear_and_memory_bounded() {
+        fn doc(n: usize) -> String {
+            let mut t = String::from("meta:\n  name: bench\n  tags[3]: a,b,c\nrows[");
+            t.push_str(&format!("{n}]{{id,name,score}}:\n"));
+            for i in 0..n {
+                t.push_str(&format!("  {i},user{i},{}.5\n", i % 97));
+            }
+            t.push_str(&format!("items[{n}]:\n"));
+            for i in 0..n {
+                t.push_str(&format!("  - id: {i}\n    tags[2]: x,y\n    note: \"{}\"\n", "n".repeat(i % 50)));
+            }
+            t.push_str(&format!("long: {}\n", "z".repeat(200_000)));
+            t
+        }
+        let run = |text: &str, piece: usize| {
+            let mut d = StreamDecoder::new(&strict_opts()).unwrap();
+            let (mut events, mut held) = (0usize, 0usize);
+            for chunk in text.as_bytes().chunks(piece) {
+                d.feed(std::str::from_utf8(chunk).unwrap(), &mut |_| events += 1).unwrap();
+                held = held.max(d.buffered());
+            }
+            d.finish(&mut |_| events += 1).unwrap();
+            (d.scanned(), events, held)
+        };
+        let (small, big) = (doc(20_000), doc(40_000));
+        for piece in [1, 7, 4096, 1 << 20] {
+            let (s1, e1, h1) = run(&small, piece);
+            let (s2, e2, h2) = run(&big, piece);
+            assert!(e2 > e1 * 19 / 10);
+            let ratio = (s2 - 200_000) as f64 / (s1 - 200_000) as f64;
+            assert!((1.9..2.1).contains(&ratio), "piece {piece}: {s1} then {s2}");
+            // A few times the input at most, whatever the pieces: the text
+            // given, the lines read, what is kept when letting go.
+            assert!(s2 <= 3 * big.len() as u64, "piece {piece}: {s2} for {}", big.len());
+            // The longest line (200 kB), a piece, and what is let go in bulk.
+            let bound = 200_000 + piece + 2 * 4096 + 200;
+            assert!(h1 <= bound && h2 <= bound, "piece {piece}: held {h1}, {h2}");
+        }
+    }
+
+    #[test]
+    fn json_text_as_the_reference_cli_writes_it() {
+        let json = |text: &str, indent: usize| {
+            let mut w = JsonWriter::new(indent);
+            let mut out = Vec::new();
+            decode_events(text, &strict_opts(), Input::Whole, &mut |e| w.event(&e, &mut out)).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let text = "a: 1\nb[2]:\n  - x\n  - c: []\n    d:\ne:\nf[0]:\ng: \"q\\\"\\n\"\nh[2]: 1.50,-2e-7";
+        assert_eq!(
+            json(text, 2),
+            "{\n  \"a\": 1,\n  \"b\": [\n    \"x\",\n    {\n      \"c\": [],\n      \"d\": {}\n    }\n  ],\n  \"e\": {},\n  \"f\": [],\n  \"g\": \"q\\\"\\n\",\n  \"h\": [\n    1.5,\n    -2e-7\n  ]\n}"
+        );
+        assert_eq!(json(text, 0), r#"{"a":1,"b":["x",{"c":[],"d":{}}],"e":{},"f":[],"g":"q\"\n","h":[1.5,-2e-7]}"#);
+        assert_eq!(json("", 2), "{}");
+        assert_eq!(json("x", 3), "\"x\"");
+        assert_eq!(json("[2]: 1,2", 1), "[\n 1,\n 2\n]");
+    }
+
+    #[test]
+    fn json_stream_converts_bytes_in_pieces() {
+        let run = |bytes: &[u8], strict: bool| {
+            let mut j = JsonStream::new(&DecodeOptions { strict, ..strict_opts() }).unwrap();
+            let mut out = Vec::new();
+            for b in bytes.chunks(3) {
+                j.feed(b, false);
+                j.take(|t| out.extend_from_slice(t));
+            }
+            j.feed(&[], true);
+            j.take(|t| out.extend_from_slice(t));
+            let fault = j.failure().map(|(e, source)| (e.code(), e.offset(), e.line(), source));
+            (String::from_utf8(out).unwrap(), fault, j.input_chars(), j.output_chars())
+        };
+        let (json, fault, chars, out_chars) = run("\u{feff}k: é\nl[2]: 1,2".as_bytes(), true);
+        assert_eq!((json.as_str(), fault), ("{\n  \"k\": \"é\",\n  \"l\": [\n    1,\n    2\n  ]\n}", None));
+        assert_eq!((chars, out_chars), (14, json.chars().count() as u64));
+        // Ill-formed UTF-8: a fault at its byte in strict mode (after the text
+        // before it), U+FFFD otherwise.
+        let (json, fault, ..) = run(b"a: 1\nb: \xff\n", true);
+        assert_eq!((json.as_str(), fault), ("", Some(("TOON_INVALID_UTF8", Some(8), None, None))));
+        let (json, fault, ..) = run(b"a: 1\nb: \xff\n", false);
+        assert_eq!((json.as_str(), fault), ("{\n  \"a\": 1,\n  \"b\": \"\u{fffd}\"\n}", None));
+        // A TOON fault names its line, with its text.
+        let (_, fault, ..) = run(b"a: 1\nb[2]: 1\nc: 2", true);
+        assert_eq!(fault, Some(("TOON_LENGTH_MISMATCH", None, Some(2), Some("b[2]: 1".to_string()))));
+    }
+
+    #[test]
+    fn utf8_in_pieces_as_a_text_decoder_reads_it() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let alphabet: &[&[u8]] = &[b"a", b"\n", "\u{e9}".as_bytes(), "\u{20ac}".as_bytes(), "\u{1f600}".as_bytes(), b"\xff", b"\xe2\x82", b"\xed\xa0\x80", b"\xf0\x9f", b"\xc0\xaf"];
+        for _ in 0..3000 {
+            let mut bytes = Vec::new();
+            for _ in 0..next() % 12 {
+                bytes.extend_from_slice(alphabet[next() as usize % alphabet.len()]);
+            }
+            for replace in [false, true] {
+                let mut d = Utf8Decoder::new(replace);
+                let mut out = String::new();
+                let mut rest = &bytes[..];
+                let got = loop {
+                    let n = (next() % 4) as usize;
+                    let (a, b) = rest.split_at(n.min(rest.len()));
+                    rest = b;
+                    let got = d.decode(a, rest.is_empty(), &mut out);
+                    if got.is_err() || rest.is_empty() {
+                        break got;
+                    }
+                };
+                if replace {
+                    assert_eq!(got, Ok(()));
+                    assert_eq!(out, String::from_utf8_lossy(&bytes), "{bytes:?}");
+                } else {
+                    match std::str::from_utf8(&bytes) {
+                        Ok(s) => assert_eq!((got, out.as_str()), (Ok(()), s)),
+                        Err(e) => {
+                            assert_eq!(got, Err(e.valid_up_to()), "{bytes:?}");
+                            assert_eq!(out.as_bytes(), &bytes[..e.valid_up_to()]);
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -1,0 +1,121 @@
+//! `_polywire.llm`: exact token counts (`polywire::tokens`) and the JSON
+//! renderings `polywire.llm` weighs against TOON. The choice of rendering is
+//! in the Python package; here are the parts that walk text or values.
+
+use polywire::tokens::Tokenizer;
+use polywire::Format;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PyString};
+
+use crate::errors::{type_error, value_error, IntoPyResult};
+
+const ARG: &str = "LLM_INVALID_ARGUMENT";
+
+/// Texts at least this long are counted with the GIL released.
+const DETACH_FROM: usize = 16 * 1024;
+
+pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
+    crate::submodule(parent, "llm", |m| {
+        m.add_function(wrap_pyfunction!(count_tokens, m)?)?;
+        m.add_function(wrap_pyfunction!(count_many, m)?)?;
+        m.add_function(wrap_pyfunction!(json_text, m)?)?;
+        m.add_function(wrap_pyfunction!(check_encoding, m)?)?;
+        Ok(())
+    })
+}
+
+fn tokenizer(py: Python<'_>, encoding: Option<&Bound<'_, PyAny>>) -> PyResult<Tokenizer> {
+    let name = match encoding {
+        None => "o200k_base",
+        Some(e) => crate::errors::str_arg(py, Format::Llm, ARG, "encoding", e)?,
+    };
+    Tokenizer::from_name(name).py_err(py)
+}
+
+/// The text as UTF-8. A lone surrogate becomes U+FFFD, as tiktoken's
+/// `encode_ordinary` replaces it (`encode("utf-16", "surrogatepass")` then
+/// `decode("utf-16", "replace")`); the type is checked, never a method called.
+fn text_arg<'a>(py: Python<'_>, obj: &'a Bound<'_, PyAny>, name: &str) -> PyResult<std::borrow::Cow<'a, str>> {
+    unsafe {
+        if pyo3::ffi::PyUnicode_Check(obj.as_ptr()) == 0 {
+            return Err(type_error(py, ARG, format!("{name} must be a str, not {}", crate::pyjson::type_name(obj))));
+        }
+        if let Some(s) = crate::pyjson::pystr_utf8(obj.as_ptr()) {
+            return Ok(std::borrow::Cow::Borrowed(s));
+        }
+    }
+    let str_type = py.get_type::<PyString>();
+    let utf16 = str_type.call_method1("encode", (obj, "utf-16-le", "surrogatepass"))?;
+    let bytes = utf16.cast::<PyBytes>()?.as_bytes();
+    let units: Vec<u16> = bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
+    Ok(std::borrow::Cow::Owned(String::from_utf16_lossy(&units)))
+}
+
+fn count(py: Python<'_>, t: &Tokenizer, text: &str) -> PyResult<usize> {
+    if text.len() >= DETACH_FROM {
+        py.detach(|| t.count(text)).py_err(py)
+    } else {
+        t.count(text).py_err(py)
+    }
+}
+
+/// The number of tokens of ``text``.
+#[pyfunction]
+#[pyo3(signature = (text, encoding=None))]
+fn count_tokens(py: Python<'_>, text: &Bound<'_, PyAny>, encoding: Option<&Bound<'_, PyAny>>) -> PyResult<usize> {
+    let t = tokenizer(py, encoding)?;
+    let text = text_arg(py, text, "text")?;
+    count(py, &t, &text)
+}
+
+/// The numbers of tokens of several texts. Large ones are counted at once on
+/// two threads, with the GIL released.
+#[pyfunction]
+#[pyo3(signature = (texts, encoding=None))]
+fn count_many(py: Python<'_>, texts: &Bound<'_, PyAny>, encoding: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<usize>> {
+    let t = tokenizer(py, encoding)?;
+    let list = texts.cast::<PyList>().map_err(|_| type_error(py, ARG, format!("texts must be a list of str, not {}", crate::pyjson::type_name(texts))))?;
+    // Copy the items out first: the list may change once the GIL is released.
+    let items: Vec<Bound<'_, PyAny>> = list.iter().collect();
+    let texts = items.iter().enumerate().map(|(i, o)| text_arg(py, o, &format!("texts[{i}]"))).collect::<PyResult<Vec<_>>>()?;
+    let total: usize = texts.iter().map(|s| s.len()).sum();
+    let texts: Vec<&str> = texts.iter().map(|s| s.as_ref()).collect();
+    if total < DETACH_FROM {
+        return t.count_many(&texts).py_err(py);
+    }
+    py.detach(|| t.count_many(&texts)).py_err(py)
+}
+
+/// ``JSON.stringify(value)`` (``indent`` 0) or ``JSON.stringify(value, null,
+/// indent)``: the JSON renderings ``encode_for_llm`` weighs. JSON types and
+/// tuples only (``PolywireTypeError`` otherwise).
+#[pyfunction]
+#[pyo3(signature = (value, indent=None))]
+fn json_text<'py>(py: Python<'py>, value: &Bound<'py, PyAny>, indent: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyString>> {
+    let indent = match indent {
+        Some(i) => crate::errors::int_arg(py, Format::Llm, ARG, "indent", i, 0, 10)? as usize,
+        None => 0,
+    };
+    let mut compact = Vec::with_capacity(256);
+    crate::pyjson::write(&mut compact, value)?;
+    let text = if indent == 0 {
+        compact
+    } else {
+        let mut out = Vec::with_capacity(compact.len() * 2);
+        polywire::json::indent_compact(&compact, indent, &mut out);
+        out
+    };
+    match std::str::from_utf8(&text) {
+        Ok(s) => Ok(PyString::new(py, s)),
+        // A lone surrogate in a string is written as its `\udxxx` escape,
+        // so the text is UTF-8; this is only a guard.
+        Err(_) => Err(value_error(py, Format::Llm, ARG, "the JSON text is not UTF-8")),
+    }
+}
+
+/// Raise unless ``encoding`` names a built-in encoding or a readable
+/// ``tokenizer.json`` (which is then loaded and kept).
+#[pyfunction]
+fn check_encoding(py: Python<'_>, encoding: &Bound<'_, PyAny>) -> PyResult<String> {
+    Ok(tokenizer(py, Some(encoding))?.name().into_owned())
+}

@@ -1,0 +1,885 @@
+//! Exact token counts: OpenAI's BPE encodings (`o200k_base`, `cl100k_base`),
+//! identical to `tiktoken`'s `encode_ordinary`, and Hugging Face
+//! `tokenizer.json` files (through the `tokenizers` crate).
+//!
+//! The ranks come from the `tiktoken-rs` crate, which ships them inside it
+//! (nothing is downloaded). Counting does not go through its `CoreBPE`,
+//! though: that is slower than the JavaScript tokenizers, and quadratic in
+//! the length of a piece. Here:
+//!
+//! - text is cut where no piece of the encoding's pre-tokenizer regex can
+//!   cross (line breaks, spaces before words: see `is_cut`); ASCII parts are
+//!   pre-tokenized by a hand-written scanner equal to the regex on ASCII,
+//!   the parts around non-ASCII characters by the regex itself
+//!   (`fancy-regex`, as tiktoken);
+//! - a piece that is a token counts one with a single lookup; others are
+//!   merged as tiktoken merges them (lowest rank first, leftmost of equals),
+//!   with a heap for long pieces so that a megabyte of spaces stays
+//!   `O(n log n)`, and short pieces' counts are remembered per thread.
+//!
+//! Special-token text (`<|endoftext|>`) is ordinary text here, as in
+//! `encode_ordinary`: prompts are data.
+
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::path::Path;
+use std::sync::OnceLock;
+
+use rustc_hash::FxHashMap;
+
+use crate::error::{Error, Format, Result};
+
+/// A built-in BPE encoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Encoding {
+    /// GPT-4o, GPT-4.1, GPT-5 and the o-series (the default).
+    O200kBase,
+    /// GPT-4 and GPT-3.5-turbo.
+    Cl100kBase,
+}
+
+impl Encoding {
+    /// Every built-in encoding, the default first.
+    pub const ALL: [Encoding; 2] = [Encoding::O200kBase, Encoding::Cl100kBase];
+
+    /// tiktoken's name for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Encoding::O200kBase => "o200k_base",
+            Encoding::Cl100kBase => "cl100k_base",
+        }
+    }
+
+    /// The encoding tiktoken names `name`.
+    pub fn from_name(name: &str) -> Option<Encoding> {
+        Encoding::ALL.into_iter().find(|e| e.name() == name)
+    }
+
+    /// The number of ordinary tokens (ranks `0..n`, special tokens aside).
+    fn ordinary_tokens(self) -> u32 {
+        match self {
+            Encoding::O200kBase => 199_998,
+            Encoding::Cl100kBase => 100_256,
+        }
+    }
+}
+
+/// tiktoken's pre-tokenizer patterns (`tiktoken_ext/openai_public.py`).
+const O200K_PATTERN: &str = concat!(
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"|\p{N}{1,3}",
+    r"| ?[^\s\p{L}\p{N}]+[\r\n/]*",
+    r"|\s*[\r\n]+",
+    r"|\s+(?!\S)",
+    r"|\s+",
+);
+const CL100K_PATTERN: &str =
+    r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
+
+/// Pieces at most this long have their counts remembered (per thread).
+const MEMO_MAX_PIECE: usize = 16;
+/// Slots of a thread's memo, per encoding (direct-mapped: a piece has one
+/// slot, and a newer piece takes it). Small enough to stay in a core's
+/// cache, where the rank table is not: text repeats its pieces (keys,
+/// punctuation, indentation), so most lookups end here.
+const MEMO_SLOTS: usize = 1 << 13;
+/// Texts in all at least this long are counted on two threads.
+const PARALLEL_FROM: usize = 96 * 1024;
+/// Pieces longer than this merge with a heap rather than tiktoken's scan.
+const HEAP_MERGE_FROM: usize = 96;
+
+/// A remembered piece: its bytes packed (see [`pack`]), its length (0: an
+/// empty slot) and its count.
+#[derive(Clone, Copy, Default)]
+struct MemoSlot {
+    a: u64,
+    b: u64,
+    len: u32,
+    count: u32,
+}
+
+type Memo = Vec<MemoSlot>;
+
+thread_local! {
+    static MEMO: RefCell<[Memo; 2]> = const { RefCell::new([Vec::new(), Vec::new()]) };
+}
+
+/// One of the built-in byte-pair encodings, loaded.
+pub struct Bpe {
+    encoding: Encoding,
+    ranks: FxHashMap<Box<[u8]>, u32>,
+    regex: fancy_regex::Regex,
+}
+
+/// The bytes of a piece of at most 16 bytes as two little-endian words,
+/// zero-padded (the length tells padding from zero bytes).
+#[inline]
+fn pack(bytes: &[u8]) -> (u64, u64) {
+    let mut buf = [0u8; 16];
+    buf[..bytes.len()].copy_from_slice(bytes);
+    let (a, b) = buf.split_at(8);
+    (u64::from_le_bytes(a.try_into().unwrap_or_default()), u64::from_le_bytes(b.try_into().unwrap_or_default()))
+}
+
+
+impl std::fmt::Debug for Bpe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bpe").field("encoding", &self.encoding).field("tokens", &self.ranks.len()).finish()
+    }
+}
+
+static O200K: OnceLock<Bpe> = OnceLock::new();
+static CL100K: OnceLock<Bpe> = OnceLock::new();
+
+impl Bpe {
+    /// The encoding, loaded on first use (about 0.1–0.3 s) and kept.
+    pub fn get(encoding: Encoding) -> &'static Bpe {
+        match encoding {
+            Encoding::O200kBase => O200K.get_or_init(|| Bpe::load(encoding)),
+            Encoding::Cl100kBase => CL100K.get_or_init(|| Bpe::load(encoding)),
+        }
+    }
+
+    fn load(encoding: Encoding) -> Bpe {
+        // The rank files ship inside tiktoken-rs, which checks them when it
+        // parses them; a failure here is a broken build, not bad input.
+        let core = match encoding {
+            Encoding::O200kBase => tiktoken_rs::o200k_base(),
+            Encoding::Cl100kBase => tiktoken_rs::cl100k_base(),
+        }
+        .expect("tiktoken-rs ships its rank files");
+        let n = encoding.ordinary_tokens();
+        let mut ranks = FxHashMap::with_capacity_and_hasher(n as usize, Default::default());
+        for rank in 0..n {
+            let bytes = core.decode_bytes(&[rank]).expect("the ordinary ranks are dense");
+            ranks.insert(bytes.into_boxed_slice(), rank);
+        }
+        let pattern = match encoding {
+            Encoding::O200kBase => O200K_PATTERN,
+            Encoding::Cl100kBase => CL100K_PATTERN,
+        };
+        let regex = fancy_regex::Regex::new(pattern).expect("tiktoken's pattern compiles");
+        Bpe { encoding, ranks, regex }
+    }
+
+    /// Which encoding this is.
+    pub fn encoding(&self) -> Encoding {
+        self.encoding
+    }
+
+    /// The number of tokens in `text`: `len(enc.encode_ordinary(text))`.
+    pub fn count(&self, text: &str) -> usize {
+        let slot = self.encoding as usize;
+        MEMO.with(|memo| {
+            // A re-entrant call (none is possible today) would find the memo
+            // borrowed; it counts without it rather than panic.
+            let mut guard = memo.try_borrow_mut();
+            let mut memo = guard.as_mut().ok().map(|m| &mut m[slot]);
+            if let Some(m) = memo.as_deref_mut() {
+                if m.is_empty() {
+                    m.resize(MEMO_SLOTS, MemoSlot::default());
+                }
+            }
+            let mut n = 0;
+            self.for_each_piece(text, |piece| n += self.count_piece(piece, memo.as_deref_mut()));
+            n
+        })
+    }
+
+    /// The token ids of `text`, as `enc.encode_ordinary(text)` gives them.
+    pub fn encode(&self, text: &str) -> Vec<u32> {
+        let mut out = Vec::with_capacity(text.len() / 3);
+        self.for_each_piece(text, |piece| match self.ranks.get(piece) {
+            Some(&rank) => out.push(rank),
+            None => self.merge(piece, |token| out.push(self.rank(token))),
+        });
+        out
+    }
+
+    /// The pieces of `text` as tiktoken's regex cuts it.
+    pub fn split<'t>(&self, text: &'t str) -> Vec<&'t str> {
+        let mut out = Vec::new();
+        self.for_each_piece(text, |piece| {
+            // Pieces are whole characters of `text`.
+            out.push(std::str::from_utf8(piece).unwrap_or_default());
+        });
+        out
+    }
+
+    fn rank(&self, token: &[u8]) -> u32 {
+        // Every merge result and every single byte is a token.
+        self.ranks.get(token).copied().unwrap_or(u32::MAX)
+    }
+
+    fn for_each_piece<'t>(&self, text: &'t str, mut f: impl FnMut(&'t [u8])) {
+        // ASCII runs go to the scanner; around each non-ASCII character, the
+        // text from the cut point before it to the cut point after it goes to
+        // the regex (see `is_cut`).
+        let b = text.as_bytes();
+        let mut start = 0;
+        while start < b.len() {
+            let Some(q) = first_non_ascii(b, start) else {
+                self.ascii_pieces(&b[start..], &mut f);
+                return;
+            };
+            let before = (start + 1..=q).rev().find(|&p| is_cut(b, p)).unwrap_or(start);
+            self.ascii_pieces(&b[start..before], &mut f);
+            let after = (q + 1..b.len()).find(|&p| is_cut(b, p)).unwrap_or(b.len());
+            // Cut points are before ASCII bytes: character boundaries.
+            self.regex_pieces(text.get(before..after).unwrap_or_default(), &mut f);
+            start = after;
+        }
+    }
+
+    fn ascii_pieces<'t>(&self, b: &'t [u8], f: &mut impl FnMut(&'t [u8])) {
+        let mut i = 0;
+        while i < b.len() {
+            let e = match self.encoding {
+                Encoding::O200kBase => o200k_ascii_piece(b, i),
+                Encoding::Cl100kBase => cl100k_ascii_piece(b, i),
+            };
+            f(&b[i..e]);
+            i = e;
+        }
+    }
+
+    fn regex_pieces<'t>(&self, chunk: &'t str, f: &mut impl FnMut(&'t [u8])) {
+        let mut at = 0;
+        while at < chunk.len() {
+            match self.regex.find_from_pos(chunk, at) {
+                Ok(Some(m)) if m.end() > at => {
+                    // Every alternative of the patterns matches at least one
+                    // character, and one always matches.
+                    f(&chunk.as_bytes()[m.start()..m.end()]);
+                    at = m.end();
+                }
+                _ => {
+                    // Unreachable with tiktoken's patterns; if the regex
+                    // engine gave up (its backtrack limit), the rest counts
+                    // as one piece rather than vanish.
+                    f(&chunk.as_bytes()[at..]);
+                    at = chunk.len();
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn count_piece(&self, piece: &[u8], memo: Option<&mut Memo>) -> usize {
+        if piece.len() == 1 {
+            return 1;
+        }
+        let Some(memo) = memo.filter(|m| piece.len() <= MEMO_MAX_PIECE && !m.is_empty()) else {
+            return self.uncached_count(piece);
+        };
+        let (a, b) = pack(piece);
+        let len = piece.len() as u32;
+        let h = (a ^ b.rotate_left(29) ^ u64::from(len)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let slot = &mut memo[(h >> 40) as usize & (MEMO_SLOTS - 1)];
+        if slot.len == len && slot.a == a && slot.b == b {
+            return slot.count as usize;
+        }
+        let n = self.uncached_count(piece);
+        *slot = MemoSlot { a, b, len, count: n as u32 };
+        n
+    }
+
+    fn uncached_count(&self, piece: &[u8]) -> usize {
+        if self.ranks.contains_key(piece) {
+            1
+        } else {
+            self.merged_count(piece)
+        }
+    }
+
+    fn merged_count(&self, piece: &[u8]) -> usize {
+        let mut n = 0;
+        self.merge(piece, |_| n += 1);
+        n
+    }
+
+    /// tiktoken's `_byte_pair_merge`: merge the adjacent pair of lowest rank
+    /// (the leftmost of equals) until no pair is a token; hand over each
+    /// resulting token in order.
+    fn merge(&self, piece: &[u8], mut out: impl FnMut(&[u8])) {
+        if piece.len() >= HEAP_MERGE_FROM {
+            return self.heap_merge(piece, out);
+        }
+        let pair_rank = |parts: &[(usize, u32)], i: usize| -> u32 {
+            if i + 3 < parts.len() {
+                self.rank(&piece[parts[i].0..parts[i + 3].0])
+            } else {
+                u32::MAX
+            }
+        };
+        // parts[i] = (start of part i, rank of part i merged with part i+1)
+        let mut parts: Vec<(usize, u32)> = Vec::with_capacity(piece.len() + 1);
+        for i in 0..piece.len() - 1 {
+            parts.push((i, self.rank(&piece[i..i + 2])));
+        }
+        parts.push((piece.len() - 1, u32::MAX));
+        parts.push((piece.len(), u32::MAX));
+        loop {
+            let (mut min, mut at) = (u32::MAX, usize::MAX);
+            for (i, &(_, r)) in parts[..parts.len() - 1].iter().enumerate() {
+                if r < min {
+                    (min, at) = (r, i);
+                }
+            }
+            if min == u32::MAX {
+                break;
+            }
+            if at > 0 {
+                parts[at - 1].1 = pair_rank(&parts, at - 1);
+            }
+            parts[at].1 = pair_rank(&parts, at);
+            parts.remove(at + 1);
+        }
+        for w in parts.windows(2) {
+            out(&piece[w[0].0..w[1].0]);
+        }
+    }
+
+    /// The same merges in `O(n log n)`: a heap of (rank, start) over the
+    /// current adjacent pairs pops the lowest rank, leftmost first, as
+    /// tiktoken's scan finds it; entries for pairs a merge has changed are
+    /// recognised by their end and skipped.
+    fn heap_merge(&self, piece: &[u8], mut out: impl FnMut(&[u8])) {
+        let n = piece.len();
+        // Parts are identified by their start; next[s] is where the part
+        // starting at s ends (n at the end), prev[s] where the one before starts.
+        let mut next: Vec<usize> = (1..=n).collect();
+        let mut prev: Vec<usize> = (0..n).map(|i| i.wrapping_sub(1)).collect();
+        let mut live = vec![true; n];
+        let mut heap = BinaryHeap::with_capacity(n);
+        for i in 0..n - 1 {
+            let r = self.rank(&piece[i..i + 2]);
+            if r != u32::MAX {
+                heap.push(Reverse((r, i, i + 2)));
+            }
+        }
+        while let Some(Reverse((_, s, end))) = heap.pop() {
+            let m = next[s];
+            if !live[s] || m >= n || next[m] != end {
+                continue;
+            }
+            // Merge the part at s with the one at m.
+            live[m] = false;
+            next[s] = end;
+            if end < n {
+                prev[end] = s;
+                let r = self.rank(&piece[s..next[end]]);
+                if r != u32::MAX {
+                    heap.push(Reverse((r, s, next[end])));
+                }
+            }
+            let p = prev[s];
+            if p != usize::MAX {
+                let r = self.rank(&piece[p..end]);
+                if r != u32::MAX {
+                    heap.push(Reverse((r, p, end)));
+                }
+            }
+        }
+        let mut s = 0;
+        while s < n {
+            out(&piece[s..next[s]]);
+            s = next[s];
+        }
+    }
+}
+
+/// Whether `b` may be cut before `p` into parts that pre-tokenize
+/// independently (the whole text's pieces are the parts' pieces):
+///
+/// - (a) after a `\n` followed by spaces or tabs (or none) and then an ASCII
+///   character that is neither white space nor `/`;
+/// - (b) before a space that follows an ASCII character other than white space.
+///
+/// No piece crosses such a point, and the patterns behave at a part's end as
+/// at the point in the whole text. (a): the piece holding the `\n` is either
+/// punctuation followed by `[\r\n/]*` (o200k) or `[\r\n]*` (cl100k), which
+/// stops before the next character, or white space: `\s*[\r\n]+` (o200k) and
+/// `\s*[\r\n]` (cl100k) end at the last line break of the white-space run,
+/// which is this one, and at a part's end, where `\s++$` (cl100k) and
+/// `(?!\S)` see the end instead, they give that same span (the run ends
+/// there with the line break). (b): the piece holding the character before
+/// the space is letters (with an optional leading non-letter and trailing
+/// contraction), one to three digits, or punctuation and line breaks: none
+/// takes a space after it; and only white-space pieces look ahead or at the
+/// end. No pattern looks behind or anchors at the start, so a part starts as
+/// the whole text's next match would.
+#[inline]
+fn is_cut(b: &[u8], p: usize) -> bool {
+    if p == 0 || p >= b.len() {
+        return false;
+    }
+    let prev = b[p - 1];
+    if b[p] == b' ' {
+        return prev.is_ascii() && !is_space(prev);
+    }
+    if prev != b'\n' {
+        return false;
+    }
+    let mut q = p;
+    while q < b.len() && matches!(b[q], b' ' | b'\t') {
+        q += 1;
+    }
+    match b.get(q) {
+        Some(&c) => c.is_ascii() && !is_space(c) && !(q == p && c == b'/'),
+        None => false,
+    }
+}
+
+/// The index of the first byte at or after `from` that is not ASCII.
+#[inline]
+fn first_non_ascii(b: &[u8], from: usize) -> Option<usize> {
+    let mut i = from;
+    while i + 8 <= b.len() {
+        let word = u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or_default());
+        if word & 0x8080_8080_8080_8080 != 0 {
+            break;
+        }
+        i += 8;
+    }
+    b[i..].iter().position(|&c| c >= 0x80).map(|k| i + k)
+}
+
+#[inline]
+fn is_space(c: u8) -> bool {
+    matches!(c, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ')
+}
+
+#[inline]
+fn is_punct(c: u8) -> bool {
+    !is_space(c) && !c.is_ascii_alphanumeric()
+}
+
+/// The end of the white-space piece at `i` in an ASCII chunk: `\s*[\r\n]+`
+/// (o200k) / `\s*[\r\n]` (cl100k) up to the run's last line break, else
+/// `\s+(?!\S)` (all but the last of a run followed by a non-space; the whole
+/// run at the end), else `\s+` / `\s` (one character). With `to_end`
+/// (cl100k's `\s++$`, tried first), a run that reaches the end is one piece.
+#[inline]
+fn space_piece(b: &[u8], i: usize, to_end: bool) -> usize {
+    let mut w = i;
+    let mut last_break = usize::MAX;
+    while w < b.len() && is_space(b[w]) {
+        if b[w] == b'\r' || b[w] == b'\n' {
+            last_break = w;
+        }
+        w += 1;
+    }
+    if to_end && w == b.len() {
+        return w;
+    }
+    if last_break != usize::MAX {
+        // The run's last line break, and (o200k) any right after it: none,
+        // as a break after the last is impossible.
+        return last_break + 1;
+    }
+    if w == b.len() || w - i == 1 {
+        return w;
+    }
+    w - 1
+}
+
+/// An English contraction at `i` (`'s`, `'t`, `'re`, `'ve`, `'m`, `'ll`,
+/// `'d`, any case): its end.
+#[inline]
+fn contraction(b: &[u8], i: usize) -> Option<usize> {
+    if b.get(i) != Some(&b'\'') {
+        return None;
+    }
+    let c1 = b.get(i + 1)?.to_ascii_lowercase();
+    if matches!(c1, b's' | b't' | b'm' | b'd') {
+        return Some(i + 2);
+    }
+    let c2 = b.get(i + 2)?.to_ascii_lowercase();
+    matches!((c1, c2), (b'r', b'e') | (b'v', b'e') | (b'l', b'l')).then_some(i + 3)
+}
+
+/// The end of the o200k piece starting at `i` of an ASCII chunk: the
+/// pattern's first match there.
+fn o200k_ascii_piece(b: &[u8], i: usize) -> usize {
+    let n = b.len();
+    let c = b[i];
+    // [^\r\n\p{L}\p{N}]? then upper* lower+ | upper+ lower*, then a contraction.
+    let k = if c.is_ascii_alphabetic() {
+        i
+    } else if c != b'\r' && c != b'\n' && !c.is_ascii_digit() {
+        i + 1
+    } else {
+        usize::MAX
+    };
+    if k < n && b[k].is_ascii_alphabetic() {
+        let mut e = k;
+        while e < n && b[e].is_ascii_uppercase() {
+            e += 1;
+        }
+        while e < n && b[e].is_ascii_lowercase() {
+            e += 1;
+        }
+        return contraction(b, e).unwrap_or(e);
+    }
+    // \p{N}{1,3}
+    if c.is_ascii_digit() {
+        let mut e = i + 1;
+        while e < n && e < i + 3 && b[e].is_ascii_digit() {
+            e += 1;
+        }
+        return e;
+    }
+    // ' '?[^\s\p{L}\p{N}]+[\r\n/]*
+    let s = if c == b' ' && i + 1 < n && is_punct(b[i + 1]) {
+        i + 1
+    } else if is_punct(c) {
+        i
+    } else {
+        usize::MAX
+    };
+    if s != usize::MAX {
+        let mut e = s;
+        while e < n && is_punct(b[e]) {
+            e += 1;
+        }
+        while e < n && matches!(b[e], b'\r' | b'\n' | b'/') {
+            e += 1;
+        }
+        return e;
+    }
+    space_piece(b, i, false)
+}
+
+/// The end of the cl100k piece starting at `i` of an ASCII chunk.
+fn cl100k_ascii_piece(b: &[u8], i: usize) -> usize {
+    let n = b.len();
+    let c = b[i];
+    // '(?i:[sdmt]|ll|ve|re)
+    if let Some(e) = contraction(b, i) {
+        return e;
+    }
+    // [^\r\n\p{L}\p{N}]?+\p{L}++ (the optional character is possessive: a
+    // non-letter is taken, and then a letter must follow)
+    let k = if c.is_ascii_alphabetic() {
+        i
+    } else if c != b'\r' && c != b'\n' && !c.is_ascii_digit() {
+        i + 1
+    } else {
+        usize::MAX
+    };
+    if k < n && b[k].is_ascii_alphabetic() {
+        let mut e = k + 1;
+        while e < n && b[e].is_ascii_alphabetic() {
+            e += 1;
+        }
+        return e;
+    }
+    // \p{N}{1,3}+
+    if c.is_ascii_digit() {
+        let mut e = i + 1;
+        while e < n && e < i + 3 && b[e].is_ascii_digit() {
+            e += 1;
+        }
+        return e;
+    }
+    // ' '?[^\s\p{L}\p{N}]++[\r\n]*+
+    let s = if c == b' ' && i + 1 < n && is_punct(b[i + 1]) {
+        i + 1
+    } else if is_punct(c) {
+        i
+    } else {
+        usize::MAX
+    };
+    if s != usize::MAX {
+        let mut e = s;
+        while e < n && is_punct(b[e]) {
+            e += 1;
+        }
+        while e < n && matches!(b[e], b'\r' | b'\n') {
+            e += 1;
+        }
+        return e;
+    }
+    space_piece(b, i, true)
+}
+
+/// A Hugging Face tokenizer (`tokenizer.json`), for other model families.
+pub struct HfTokenizer {
+    inner: tokenizers::Tokenizer,
+}
+
+impl std::fmt::Debug for HfTokenizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HfTokenizer").field("vocab", &self.inner.get_vocab_size(true)).finish()
+    }
+}
+
+impl HfTokenizer {
+    /// Load a `tokenizer.json` file.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<HfTokenizer> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).map_err(|e| {
+            Error::new(Format::Llm, "LLM_TOKENIZER_FILE", format!("cannot read tokenizer file {}: {e}", path.display()))
+        })?;
+        HfTokenizer::from_bytes(&bytes)
+    }
+
+    /// Load a tokenizer from the text of a `tokenizer.json`.
+    pub fn from_bytes(json: &[u8]) -> Result<HfTokenizer> {
+        let inner = tokenizers::Tokenizer::from_bytes(json).map_err(|e| {
+            Error::new(Format::Llm, "LLM_INVALID_TOKENIZER", format!("expected a Hugging Face tokenizer.json: {e}"))
+        })?;
+        Ok(HfTokenizer { inner })
+    }
+
+    /// The number of tokens of `text`, without special tokens added (as
+    /// `tokenizer.encode(text, add_special_tokens=False)`).
+    pub fn count(&self, text: &str) -> Result<usize> {
+        self.inner
+            .encode_fast(text, false)
+            .map(|e| e.len())
+            .map_err(|e| Error::new(Format::Llm, "LLM_TOKENIZE_FAILED", format!("the tokenizer failed: {e}")))
+    }
+}
+
+/// A token counter: a built-in encoding or a Hugging Face tokenizer.
+#[derive(Debug, Clone)]
+pub enum Tokenizer {
+    Bpe(&'static Bpe),
+    Hf(std::sync::Arc<HfTokenizer>),
+}
+
+impl Tokenizer {
+    /// `o200k_base` or `cl100k_base`, or else the path of a `tokenizer.json`.
+    pub fn from_name(name: &str) -> Result<Tokenizer> {
+        if let Some(e) = Encoding::from_name(name) {
+            return Ok(Tokenizer::Bpe(Bpe::get(e)));
+        }
+        if name.ends_with(".json") || Path::new(name).is_file() {
+            return Ok(Tokenizer::Hf(cached_hf(Path::new(name))?));
+        }
+        Err(Error::new(
+            Format::Llm,
+            "LLM_UNKNOWN_ENCODING",
+            format!("expected o200k_base, cl100k_base or the path of a tokenizer.json, got {name:?}"),
+        ))
+    }
+
+    /// The number of tokens of `text`.
+    pub fn count(&self, text: &str) -> Result<usize> {
+        match self {
+            Tokenizer::Bpe(b) => Ok(b.count(text)),
+            Tokenizer::Hf(h) => h.count(text),
+        }
+    }
+
+    /// The numbers of tokens of several texts (the candidates of one value).
+    /// When they are large, a helper thread counts the later ones (a
+    /// built-in encoding's; it lives on, so its memo of pieces stays warm).
+    pub fn count_many(&self, texts: &[&str]) -> Result<Vec<usize>> {
+        let total: usize = texts.iter().map(|s| s.len()).sum();
+        let Tokenizer::Bpe(bpe) = self else {
+            return texts.iter().map(|x| self.count(x)).collect();
+        };
+        if texts.len() < 2 || total < PARALLEL_FROM {
+            return Ok(texts.iter().map(|x| bpe.count(x)).collect());
+        }
+        // Split at about half the bytes, leaving each side a text.
+        let (mut front, mut acc) = (0, 0);
+        while front < texts.len() && 2 * acc + texts[front].len() < total {
+            acc += texts[front].len();
+            front += 1;
+        }
+        let (a, b) = texts.split_at(front.clamp(1, texts.len() - 1));
+        let pending = helper_count(bpe.encoding(), b);
+        let mut out: Vec<usize> = a.iter().map(|x| bpe.count(x)).collect();
+        match pending.and_then(|rx| rx.recv().ok()) {
+            Some(rest) => out.extend(rest),
+            // No helper (it could not start, or this is a forked child of
+            // the process that started it): count here.
+            None => out.extend(b.iter().map(|x| bpe.count(x))),
+        }
+        Ok(out)
+    }
+
+    /// Its name: the encoding's, or `"tokenizer.json"`-file.
+    pub fn name(&self) -> Cow<'static, str> {
+        match self {
+            Tokenizer::Bpe(b) => Cow::Borrowed(b.encoding().name()),
+            Tokenizer::Hf(_) => Cow::Borrowed("tokenizer.json"),
+        }
+    }
+}
+
+/// Tokenizer files loaded lately, by path, size and modification time (a
+/// `tokenizer.json` takes milliseconds to seconds to load; callers name it
+/// on every count).
+type HfCache = Vec<(std::path::PathBuf, u64, Option<std::time::SystemTime>, std::sync::Arc<HfTokenizer>)>;
+static HF_CACHE: std::sync::Mutex<HfCache> = std::sync::Mutex::new(Vec::new());
+const HF_CACHE_SIZE: usize = 4;
+
+fn cached_hf(path: &Path) -> Result<std::sync::Arc<HfTokenizer>> {
+    let meta = std::fs::metadata(path).map_err(|e| {
+        Error::new(Format::Llm, "LLM_TOKENIZER_FILE", format!("cannot read tokenizer file {}: {e}", path.display()))
+    })?;
+    let (len, modified) = (meta.len(), meta.modified().ok());
+    let mut cache = HF_CACHE.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(i) = cache.iter().position(|(p, l, m, _)| p == path && *l == len && *m == modified) {
+        let hit = cache.remove(i);
+        let t = hit.3.clone();
+        cache.push(hit);
+        return Ok(t);
+    }
+    drop(cache);
+    let t = std::sync::Arc::new(HfTokenizer::from_file(path)?);
+    let mut cache = HF_CACHE.lock().unwrap_or_else(|p| p.into_inner());
+    cache.retain(|(p, ..)| p != path);
+    if cache.len() >= HF_CACHE_SIZE {
+        cache.remove(0);
+    }
+    cache.push((path.to_path_buf(), len, modified, t.clone()));
+    Ok(t)
+}
+
+type CountJob = (Encoding, Vec<String>, std::sync::mpsc::SyncSender<Vec<usize>>);
+
+/// The helper thread of [`Tokenizer::count_many`], with the process it
+/// belongs to (a forked child has the channel but not the thread).
+static HELPER: std::sync::Mutex<Option<(u32, std::sync::mpsc::Sender<CountJob>)>> = std::sync::Mutex::new(None);
+
+/// Hand `texts` (copied: the helper outlives the call) to the helper thread;
+/// the receiver gets their counts. `None` when there is no helper.
+fn helper_count(encoding: Encoding, texts: &[&str]) -> Option<std::sync::mpsc::Receiver<Vec<usize>>> {
+    let mut helper = HELPER.lock().unwrap_or_else(|p| p.into_inner());
+    let pid = std::process::id();
+    if helper.as_ref().is_none_or(|(owner, _)| *owner != pid) {
+        let (tx, rx) = std::sync::mpsc::channel::<CountJob>();
+        std::thread::Builder::new()
+            .name("polywire-tokens".into())
+            .spawn(move || {
+                for (encoding, texts, reply) in rx {
+                    let bpe = Bpe::get(encoding);
+                    let _ = reply.send(texts.iter().map(|t| bpe.count(t)).collect());
+                }
+            })
+            .ok()?;
+        *helper = Some((pid, tx));
+    }
+    let (reply, rx) = std::sync::mpsc::sync_channel(1);
+    let job = (encoding, texts.iter().map(|t| (*t).to_owned()).collect(), reply);
+    match helper.as_ref().map(|(_, tx)| tx.send(job)) {
+        Some(Ok(())) => Some(rx),
+        _ => {
+            *helper = None;
+            None
+        }
+    }
+}
+
+/// The number of tokens of `text` in a built-in encoding.
+pub fn count_tokens(text: &str, encoding: Encoding) -> usize {
+    Bpe::get(encoding).count(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn regex_pieces<'t>(bpe: &Bpe, text: &'t str) -> Vec<&'t str> {
+        bpe.regex.find_iter(text).map(|m| m.unwrap().as_str()).collect()
+    }
+
+    fn check(text: &str) {
+        for e in Encoding::ALL {
+            let bpe = Bpe::get(e);
+            assert_eq!(bpe.split(text), regex_pieces(bpe, text), "{e:?} split of {text:?}");
+            let core = match e {
+                Encoding::O200kBase => tiktoken_rs::o200k_base_singleton(),
+                Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
+            };
+            let want = core.encode_ordinary(text);
+            assert_eq!(bpe.encode(text), want, "{e:?} tokens of {text:?}");
+            assert_eq!(bpe.count(text), want.len(), "{e:?} count of {text:?}");
+        }
+    }
+
+    #[test]
+    fn pieces_and_tokens_equal_the_regex_and_tiktoken_on_random_text() {
+        // Characters at every class boundary of the patterns, ASCII and not.
+        let alphabet: Vec<char> = " \t\n\r\x0b\x0caAzZ09'sStTrReEvVmMlLdD/.,!{}\"_-:|[]\x00\x7fé€😀\u{85}\u{a0}\u{2028}\u{300}\u{feff}ǅ٣"
+            .chars()
+            .collect();
+        let mut seed: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut rnd = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for k in 0..6000 {
+            let len = (rnd() % if k % 2 == 0 { 40 } else { 160 }) as usize;
+            let ascii_only = k % 3 == 0;
+            let s: String = (0..len)
+                .map(|_| loop {
+                    let c = alphabet[(rnd() % alphabet.len() as u64) as usize];
+                    if !ascii_only || c.is_ascii() {
+                        break c;
+                    }
+                })
+                .collect();
+            check(&s);
+        }
+    }
+
+    #[test]
+    fn long_runs_merge_as_tiktoken_does() {
+        for text in [
+            " ".repeat(5000),
+            "a".repeat(3000),
+            "9".repeat(1000),
+            format!("x{}y", " ".repeat(700)),
+            "ab".repeat(900),
+            "\n".repeat(300),
+            "é".repeat(400),
+            "😀".repeat(100),
+            "{\"k\":[1,2,3]}\n  ".repeat(50),
+        ] {
+            check(&text);
+        }
+    }
+
+    #[test]
+    fn a_megabyte_of_spaces_counts_quickly() {
+        let text = " ".repeat(1 << 20);
+        let start = std::time::Instant::now();
+        let n = count_tokens(&text, Encoding::O200kBase);
+        assert!(n > 0);
+        // tiktoken's scan would take minutes; the heap merge takes well
+        // under a second even unoptimised.
+        assert!(start.elapsed().as_secs() < 20, "{:?}", start.elapsed());
+    }
+
+    #[test]
+    fn unknown_names_are_errors() {
+        let e = Tokenizer::from_name("p50k").unwrap_err();
+        assert_eq!(e.code(), "LLM_UNKNOWN_ENCODING");
+        let e = Tokenizer::from_name("/nonexistent/tokenizer.json").unwrap_err();
+        assert_eq!(e.code(), "LLM_TOKENIZER_FILE");
+        let e = HfTokenizer::from_bytes(b"{}").unwrap_err();
+        assert_eq!(e.code(), "LLM_INVALID_TOKENIZER");
+    }
+
+    #[test]
+    fn a_word_level_tokenizer_json_counts_words() {
+        let json = br#"{"version":"1.0","truncation":null,"padding":null,
+          "added_tokens":[{"id":0,"content":"[UNK]","single_word":false,"lstrip":false,"rstrip":false,"normalized":false,"special":true}],
+          "normalizer":{"type":"Lowercase"},"pre_tokenizer":{"type":"Whitespace"},"post_processor":null,"decoder":null,
+          "model":{"type":"WordLevel","vocab":{"[UNK]":0,"hello":1,"world":2,",":3,"!":4},"unk_token":"[UNK]"}}"#;
+        let t = HfTokenizer::from_bytes(json).unwrap();
+        assert_eq!(t.count("Hello, WORLD! hello unknown").unwrap(), 6);
+    }
+}
