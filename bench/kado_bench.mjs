@@ -20,6 +20,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import path from 'node:path';
 import os from 'node:os';
+import { calibrate, timeLoop } from './timing.mjs';
 
 // ---------------------------------------------------------------- upstream-style code
 const TOON_VERSION = 1;
@@ -197,23 +198,8 @@ async function loadPolywire() {
 }
 
 // ---------------------------------------------------------------- timing
-let sink = 0;
-
-function timeLoop(fn, n) {
-  const t0 = process.hrtime.bigint();
-  for (let i = 0; i < n; i++) sink ^= fn() ? 1 : 0;
-  return Number(process.hrtime.bigint() - t0) / 1e9;
-}
-
 function measure(fn, target, repeats) {
-  let n = 1;
-  let t;
-  for (;;) {
-    t = timeLoop(fn, n);
-    if (t >= target / 10) break;
-    n *= 10;
-  }
-  n = Math.max(1, Math.round((n * target) / t));
+  const n = calibrate(fn, target);
   timeLoop(fn, n); // warm-up at full length: lets the JIT settle before the timed repeats
   const runs = [];
   for (let r = 0; r < repeats; r++) runs.push(timeLoop(fn, n) / n);
@@ -312,7 +298,6 @@ async function main() {
     }
   }
   console.log(`\nTiming: median of ${repeats} repeats of about ${target} s each (encode/decode columns: half that); ratios are ops/s relative to upstream-style in the same run (higher is faster).`);
-  if (sink === 2) console.log(''); // keep results observable
 }
 
 main();

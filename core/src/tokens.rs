@@ -502,20 +502,28 @@ fn contraction(b: &[u8], i: usize) -> Option<usize> {
     matches!((c1, c2), (b'r', b'e') | (b'v', b'e') | (b'l', b'l')).then_some(i + 3)
 }
 
-/// The end of the o200k piece starting at `i` of an ASCII chunk: the
-/// pattern's first match there.
-fn o200k_ascii_piece(b: &[u8], i: usize) -> usize {
-    let n = b.len();
+/// Where the letters of a letters piece at `i` start: at `i`, or after one
+/// leading character that is not a line break, letter or digit
+/// (`[^\r\n\p{L}\p{N}]?`); `None` when no letter follows.
+#[inline]
+fn letters_start(b: &[u8], i: usize) -> Option<usize> {
     let c = b[i];
-    // [^\r\n\p{L}\p{N}]? then upper* lower+ | upper+ lower*, then a contraction.
     let k = if c.is_ascii_alphabetic() {
         i
     } else if c != b'\r' && c != b'\n' && !c.is_ascii_digit() {
         i + 1
     } else {
-        usize::MAX
+        return None;
     };
-    if k < n && b[k].is_ascii_alphabetic() {
+    b.get(k).is_some_and(u8::is_ascii_alphabetic).then_some(k)
+}
+
+/// The end of the o200k piece starting at `i` of an ASCII chunk: the
+/// pattern's first match there.
+fn o200k_ascii_piece(b: &[u8], i: usize) -> usize {
+    let n = b.len();
+    // [^\r\n\p{L}\p{N}]? then upper* lower+ | upper+ lower*, then a contraction.
+    if let Some(k) = letters_start(b, i) {
         let mut e = k;
         while e < n && b[e].is_ascii_uppercase() {
             e += 1;
@@ -525,86 +533,58 @@ fn o200k_ascii_piece(b: &[u8], i: usize) -> usize {
         }
         return contraction(b, e).unwrap_or(e);
     }
-    // \p{N}{1,3}
-    if c.is_ascii_digit() {
-        let mut e = i + 1;
-        while e < n && e < i + 3 && b[e].is_ascii_digit() {
-            e += 1;
-        }
-        return e;
-    }
-    // ' '?[^\s\p{L}\p{N}]+[\r\n/]*
-    let s = if c == b' ' && i + 1 < n && is_punct(b[i + 1]) {
-        i + 1
-    } else if is_punct(c) {
-        i
-    } else {
-        usize::MAX
-    };
-    if s != usize::MAX {
-        let mut e = s;
-        while e < n && is_punct(b[e]) {
-            e += 1;
-        }
-        while e < n && matches!(b[e], b'\r' | b'\n' | b'/') {
-            e += 1;
-        }
-        return e;
-    }
-    space_piece(b, i, false)
+    // \p{N}{1,3}, then ' '?[^\s\p{L}\p{N}]+[\r\n/]*
+    digits_or_punct_piece(b, i, true).unwrap_or_else(|| space_piece(b, i, false))
 }
 
 /// The end of the cl100k piece starting at `i` of an ASCII chunk.
 fn cl100k_ascii_piece(b: &[u8], i: usize) -> usize {
     let n = b.len();
-    let c = b[i];
     // '(?i:[sdmt]|ll|ve|re)
     if let Some(e) = contraction(b, i) {
         return e;
     }
     // [^\r\n\p{L}\p{N}]?+\p{L}++ (the optional character is possessive: a
     // non-letter is taken, and then a letter must follow)
-    let k = if c.is_ascii_alphabetic() {
-        i
-    } else if c != b'\r' && c != b'\n' && !c.is_ascii_digit() {
-        i + 1
-    } else {
-        usize::MAX
-    };
-    if k < n && b[k].is_ascii_alphabetic() {
+    if let Some(k) = letters_start(b, i) {
         let mut e = k + 1;
         while e < n && b[e].is_ascii_alphabetic() {
             e += 1;
         }
         return e;
     }
-    // \p{N}{1,3}+
+    // \p{N}{1,3}+, then ' '?[^\s\p{L}\p{N}]++[\r\n]*+
+    digits_or_punct_piece(b, i, false).unwrap_or_else(|| space_piece(b, i, true))
+}
+
+/// The end of a digits piece (`\p{N}{1,3}`) at `i`, else of a punctuation
+/// piece (`' '?[^\s\p{L}\p{N}]+` then line breaks, and `/` with `slash`:
+/// o200k's `[\r\n/]*`, cl100k's `[\r\n]*`); the two encodings share both.
+#[inline]
+fn digits_or_punct_piece(b: &[u8], i: usize, slash: bool) -> Option<usize> {
+    let n = b.len();
+    let c = b[i];
     if c.is_ascii_digit() {
         let mut e = i + 1;
         while e < n && e < i + 3 && b[e].is_ascii_digit() {
             e += 1;
         }
-        return e;
+        return Some(e);
     }
-    // ' '?[^\s\p{L}\p{N}]++[\r\n]*+
-    let s = if c == b' ' && i + 1 < n && is_punct(b[i + 1]) {
+    let mut e = if c == b' ' && i + 1 < n && is_punct(b[i + 1]) {
         i + 1
     } else if is_punct(c) {
         i
     } else {
-        usize::MAX
+        return None;
     };
-    if s != usize::MAX {
-        let mut e = s;
-        while e < n && is_punct(b[e]) {
-            e += 1;
-        }
-        while e < n && matches!(b[e], b'\r' | b'\n') {
-            e += 1;
-        }
-        return e;
+    while e < n && is_punct(b[e]) {
+        e += 1;
     }
-    space_piece(b, i, true)
+    while e < n && (matches!(b[e], b'\r' | b'\n') || (slash && b[e] == b'/')) {
+        e += 1;
+    }
+    Some(e)
 }
 
 /// A Hugging Face tokenizer (`tokenizer.json`), for other model families.

@@ -76,20 +76,21 @@ class LlmText:
         return self.text
 
 
-def _arg_error(message: str) -> LlmError:
-    e = LlmError(message)
+def _coded(cls: Any, message: str) -> Any:
+    """An exception of ``cls`` with the attributes every polywire error has."""
+    e = cls(message)
     e.code = _ARG
     e.offset = e.line = e.column = None
     e.msg = message
     return e
+
+
+def _arg_error(message: str) -> LlmError:
+    return _coded(LlmError, message)
 
 
 def _type_error(message: str) -> PolywireTypeError:
-    e = PolywireTypeError(message)
-    e.code = _ARG
-    e.offset = e.line = e.column = None
-    e.msg = message
-    return e
+    return _coded(PolywireTypeError, message)
 
 
 def _describe(value: Any) -> str:
