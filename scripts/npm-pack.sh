@@ -32,7 +32,9 @@ done
 main=$stage/polywire
 mkdir -p "$main/bindings-node"
 cp bindings-node/*.js bindings-node/*.mjs bindings-node/*.d.ts bindings-node/*.d.mts "$main/bindings-node/"
-for m in kado toon tether axon kameo; do mkdir -p "$main/$m" && cp "$m/package.json" "$main/$m/"; done
+# One manifest directory per subpath export (node10 resolution): kado, toon, ..., llm.
+subpaths=$(node -p "Object.keys(require('./package.json').exports).filter((k) => k !== '.' && k !== './package.json').map((k) => k.slice(2)).join(' ')")
+for m in $subpaths; do mkdir -p "$main/$m" && cp "$m/package.json" "$main/$m/"; done
 cp README.md LICENSE CHANGELOG.md "$main/"
 node - "$main/package.json" <<'EOF'
 const fs = require('fs')
