@@ -33,6 +33,52 @@ export declare class AxonSession {
   get pending(): string
 }
 
+/** An ask or tell for an actor the program registered. */
+export declare class KameoInboundRequest {
+  get name(): string
+  get actorRemoteId(): string
+  get messageRemoteId(): string
+  get isAsk(): boolean
+  /** The message, MessagePack. */
+  get payload(): Buffer
+  /** Answer with the reply (MessagePack); later answers are ignored. */
+  respond(reply: Buffer): void
+  /**
+   * Answer with a `RemoteSendError` variant (`payload`: a HandlerError's
+   * MessagePack value; `message`: the text of the variants holding one).
+   */
+  fail(variant: string, payload?: Buffer | undefined | null, message?: string | undefined | null): void
+}
+
+/** The actors a lookup finds, one `next()` at a time. */
+export declare class KameoPeerLookup {
+  next(): object
+}
+
+/** A running node (see kameo.js `Node`). */
+export declare class KameoPeerNode {
+  get peerId(): string
+  get listenAddrs(): Array<string>
+  get running(): boolean
+  dial(addr: string): object
+  /** A lookup in progress: its `next()` gives the actors one by one. */
+  lookup(name: string): KameoPeerLookup
+  register(name: string, remoteId: string): object
+  unregister(name: string): object
+  ask(idBytes: Buffer, remoteId: string, messageRemoteId: string, payload: Buffer, mailboxTimeout: number | undefined | null, replyTimeout: number | undefined | null, immediate: boolean): object
+  tell(idBytes: Buffer, remoteId: string, messageRemoteId: string, payload: Buffer, mailboxTimeout: number | undefined | null, immediate: boolean): object
+  /**
+   * The next ask or tell for a registered actor; `null` once the node is
+   * closed.
+   */
+  nextInbound(): object
+  /**
+   * Close the node (on a thread, so the event loop is not blocked);
+   * operations in flight settle with `KAMEO_NODE_CLOSED`.
+   */
+  close(): object
+}
+
 /** The events of a stream's lines, for `decodeStream` / `decodeStreamSync`. */
 export declare class ToonEventStream {
   constructor(indent: number, strict: boolean)
@@ -221,11 +267,51 @@ export declare function kameoPack(valueJson: string): Buffer
 /** `[actor_name, peer_id]`. */
 export declare function kameoParseMetadataKey(key: Uint8Array): Array<string>
 
+/** An actor found or registered. */
+export interface KameoPeerActor {
+  /** `ActorId::to_bytes`. */
+  idBytes: Buffer
+  /** Decimal (a u64). */
+  sequenceId: string
+  peerId?: string
+  remoteId: string
+}
+
+/** Why an operation failed. */
+export interface KameoPeerError {
+  code: string
+  message: string
+  /** The `RemoteSendError` variant name, for send errors. */
+  variant?: string
+  /** A `HandlerError`'s MessagePack error value. */
+  payload?: Buffer
+  actorRemoteId?: string
+  messageRemoteId?: string
+}
+
 export declare function kameoPeerIdFromBytes(data: Uint8Array): string
 
 export declare function kameoPeerIdFromPublicKey(key: Uint8Array): string
 
 export declare function kameoPeerIdToBytes(peerId: string): Buffer
+
+/**
+ * What an operation gave: `kind` 0 ok (`bytes`, `flag` or `actor` as the
+ * operation returns), 1 a lookup's next actor, 2 a lookup's end, 4 an error.
+ */
+export interface KameoPeerOutcome {
+  kind: number
+  bytes?: Buffer
+  flag?: boolean
+  actor?: KameoPeerActor
+  error?: KameoPeerError
+}
+
+/**
+ * Start a node on a thread of its own; the Promise resolves with it, or
+ * with an error outcome (the node could not start).
+ */
+export declare function kameoPeerStart(keypairSeed: Buffer | undefined | null, listen: Array<string>, bootstrap: Array<string>, mdns: boolean, requestTimeout: number, dialTimeout: number): object
 
 export declare function kameoProviderKey(actorName: string): Buffer
 

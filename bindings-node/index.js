@@ -836,6 +836,9 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.AxonSession = nativeBinding.AxonSession
+module.exports.KameoInboundRequest = nativeBinding.KameoInboundRequest
+module.exports.KameoPeerLookup = nativeBinding.KameoPeerLookup
+module.exports.KameoPeerNode = nativeBinding.KameoPeerNode
 module.exports.ToonEventStream = nativeBinding.ToonEventStream
 module.exports.ToonJsonStream = nativeBinding.ToonJsonStream
 module.exports.axonAgentId = nativeBinding.axonAgentId
@@ -880,6 +883,7 @@ module.exports.kameoParseMetadataKey = nativeBinding.kameoParseMetadataKey
 module.exports.kameoPeerIdFromBytes = nativeBinding.kameoPeerIdFromBytes
 module.exports.kameoPeerIdFromPublicKey = nativeBinding.kameoPeerIdFromPublicKey
 module.exports.kameoPeerIdToBytes = nativeBinding.kameoPeerIdToBytes
+module.exports.kameoPeerStart = nativeBinding.kameoPeerStart
 module.exports.kameoProviderKey = nativeBinding.kameoProviderKey
 module.exports.kameoRemoteActorId = nativeBinding.kameoRemoteActorId
 module.exports.kameoRemoteMessageId = nativeBinding.kameoRemoteMessageId

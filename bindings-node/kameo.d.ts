@@ -258,3 +258,172 @@ export declare function tell(
   payload: Uint8Array,
   options?: { mailboxTimeout?: DurationLike; immediate?: boolean },
 ): { Tell: Tell }
+
+// ---------------------------------------------------------------- the peer
+
+/**
+ * An ask, tell, lookup, registration or dial of a `Node` failed. `code` is
+ * stable (`KAMEO_` and kameo's `RemoteSendError` variant in upper snake case
+ * for send errors), `variant` the `RemoteSendError` variant name (`null` for
+ * errors that are not one). Throw one from a served handler to answer with
+ * that variant.
+ */
+export declare class KameoRemoteError extends KameoError {
+  constructor(message?: string, code?: string, variant?: string | null)
+  readonly variant: string | null
+}
+/** The actor is not running (or the node does not host it). */
+export declare class ActorNotRunning extends KameoRemoteError {}
+/** The actor stopped before it replied. */
+export declare class ActorStopped extends KameoRemoteError {}
+/** The actor is not of the remote id the reference names. */
+export declare class BadActorType extends KameoRemoteError {}
+/** The actor's mailbox is full (an immediate send). */
+export declare class MailboxFull extends KameoRemoteError {}
+/** The actor did not reply within the reply timeout. */
+export declare class ReplyTimeout extends KameoRemoteError {}
+/** The message could not be serialized. */
+export declare class SerializeMessage extends KameoRemoteError {}
+/** The actor could not read the message as its message type. */
+export declare class DeserializeMessage extends KameoRemoteError {}
+/** The actor's reply could not be serialized. */
+export declare class SerializeReply extends KameoRemoteError {}
+/** The handler's error could not be serialized. */
+export declare class SerializeHandlerError extends KameoRemoteError {}
+/** The handler's error could not be deserialized. */
+export declare class DeserializeHandlerError extends KameoRemoteError {}
+/** The remote node's swarm is not bootstrapped. */
+export declare class SwarmNotBootstrapped extends KameoRemoteError {}
+/** The peer could not be dialed (or the dial timed out). */
+export declare class DialFailure extends KameoRemoteError {}
+/** The request timed out (the node's `requestTimeout`). */
+export declare class NetworkTimeout extends KameoRemoteError {}
+/** The connection closed before the response came. */
+export declare class ConnectionClosed extends KameoRemoteError {}
+/** The peer does not speak /kameo/messaging/1.0.0. */
+export declare class UnsupportedProtocols extends KameoRemoteError {}
+/** An I/O error on the request's stream (kameo's `RemoteSendError::Io`). */
+export declare class RemoteIoError extends KameoRemoteError {}
+/** A lookup or registration failed (kameo's `RegistryError`); see `code`. */
+export declare class RegistryError extends KameoRemoteError {}
+/** The node is closed (or closed while the operation was in flight). */
+export declare class NodeClosed extends KameoRemoteError {}
+/** The node could not start (a listen address could not be bound, ...). */
+export declare class NodeStartError extends KameoRemoteError {}
+/** No actor of that remote id is known. */
+export declare class UnknownActor extends KameoRemoteError {
+  actorRemoteId?: string
+}
+/** The actor type has no message of that remote id; throw it from a served handler for a message it does not know. */
+export declare class UnknownMessage extends KameoRemoteError {
+  actorRemoteId?: string
+  messageRemoteId?: string
+}
+/**
+ * The actor's handler returned an error: `value` is the error value (unpacked
+ * from `payload`, its MessagePack bytes). Throw `new HandlerError(value)` from
+ * a served handler to reply with that error value.
+ */
+export declare class HandlerError extends KameoRemoteError {
+  constructor(value: unknown, options?: { payload?: Uint8Array | null; message?: string })
+  readonly value: unknown
+  readonly payload: Buffer | null
+}
+
+/** Options of `RemoteActorRef#ask`. */
+export interface AskOptions {
+  mailboxTimeout?: DurationLike
+  /** Past it, the ask fails with `ReplyTimeout`. */
+  replyTimeout?: DurationLike
+  /** `try_send` on the remote side: fail with `MailboxFull` rather than wait. */
+  immediate?: boolean
+  /** Send `value` and return the reply as MessagePack bytes, as they are. */
+  raw?: boolean
+}
+
+/** Options of `RemoteActorRef#tell`. */
+export interface TellOptions {
+  mailboxTimeout?: DurationLike
+  immediate?: boolean
+  raw?: boolean
+}
+
+/** An actor found by `node.lookup` (or registered by `node.register`). */
+export declare class RemoteActorRef {
+  private constructor()
+  /** `{ sequence_id, peer_id }`, as `actorId()` builds it. */
+  readonly actorId: ActorId
+  /** The actor type's `RemoteActor::REMOTE_ID`. */
+  readonly remoteId: string
+  /** The base58 id of the peer hosting the actor. */
+  readonly peerId: string | null
+  /** The node this reference sends through. */
+  readonly node: Node
+  /** Whether `other` names the same actor. */
+  equals(other: unknown): boolean
+  /**
+   * Ask the actor: `value` is packed as `rmp_serde::to_vec_named` writes it
+   * and the reply unpacked (with `raw: true`, both are bytes as they are).
+   * Rejects with a `KameoRemoteError` subclass.
+   */
+  ask(messageRemoteId: string, value?: unknown, options?: AskOptions): Promise<unknown>
+  /** Tell the actor (no reply); resolves once the remote node has the message. */
+  tell(messageRemoteId: string, value?: unknown, options?: TellOptions): Promise<void>
+}
+
+/** What `node.register` serves: `ask`/`tell` methods or one function for both, sync or async. */
+export type ActorHandler =
+  | { ask?(messageRemoteId: string, value: any): unknown; tell?(messageRemoteId: string, value: any): unknown }
+  | ((messageRemoteId: string, value: any) => unknown)
+
+/** Options of `Node.start`. */
+export interface NodeOptions {
+  /** 32 bytes fixing the Ed25519 identity (and so the peer id). */
+  keypairSeed?: Uint8Array | null
+  /** Multiaddrs to listen on; default `['/ip4/127.0.0.1/tcp/0']`. */
+  listen?: string | Iterable<string>
+  /** Peers (`.../p2p/<peer id>`) dialed before `start` resolves. */
+  bootstrap?: string | Iterable<string>
+  /** Discover peers on the local network with mDNS. */
+  mdns?: boolean
+  /** How long an ask or tell waits for the remote node's response (default 10 s). */
+  requestTimeout?: DurationLike
+  /** How long a dial may take (default 10 s). */
+  dialTimeout?: DurationLike
+}
+
+/**
+ * A Kameo node this program owns (TCP + noise + yamux and QUIC, kameo's
+ * Kademlia registry on `/kameo/registry/1.0.0`, request-response with the
+ * cbor codec on `/kameo/messaging/1.0.0`): `const node = await Node.start()`.
+ * A started node keeps the process alive until `close()`.
+ */
+export declare class Node {
+  private constructor()
+  /** Start a node listening on `listen` and dial the `bootstrap` peers before it resolves. */
+  static start(options?: NodeOptions): Promise<Node>
+  /** This node's peer id, base58. */
+  readonly peerId: string
+  /** The addresses it listens on, each ending in `/p2p/<peer id>`. */
+  readonly listenAddrs: string[]
+  /** Whether `close()` was called. */
+  readonly closed: boolean
+  /** Dial a peer; rejects with `DialFailure` if it cannot be reached within `dialTimeout`. */
+  dial(multiaddr: string): Promise<void>
+  /** The first actor registered under `name`, or `null` once the DHT query ends without one. */
+  lookup(name: string): Promise<RemoteActorRef | null>
+  /** Every actor registered under `name`, as the DHT query finds them. */
+  lookupAll(name: string): AsyncGenerator<RemoteActorRef, void, undefined>
+  /**
+   * Register an actor of type `remoteId` under `name`, as kameo does; its
+   * asks and tells go to `handler`. What `ask` returns is the reply; a thrown
+   * `HandlerError(value)` replies with that error value, another thrown error
+   * with its message (a string), a `KameoRemoteError` subclass with its variant.
+   */
+  register(name: string, handler: ActorHandler, options: { remoteId: string; raw?: boolean }): Promise<RemoteActorRef>
+  /** Stop serving `name`; resolves to whether it was registered. */
+  unregister(name: string): Promise<boolean>
+  /** Close the node; operations in flight reject with `NodeClosed`. Idempotent. */
+  close(): Promise<void>
+  [Symbol.asyncDispose](): Promise<void>
+}

@@ -347,6 +347,410 @@ function tell(actor, actorRemoteId, messageRemoteId, payload, options) {
   }
 }
 
+// ---------------------------------------------------------------- the peer
+//
+// A Kameo node this program owns (the core's `polywire::kameo::peer`, on
+// libp2p 0.56 as kameo 0.22.2 composes it): look up, ask and tell real Kameo
+// actors, and register actors that Kameo programs look up and ask. Every
+// operation returns a Promise; the node runs on a thread of its own.
+
+class KameoRemoteError extends KameoError {
+  constructor(message, code, variant = null) {
+    super(message, code)
+    this.variant = variant
+  }
+}
+
+function remoteErrorClass(name, variant, code) {
+  const cls = {
+    [name]: class extends KameoRemoteError {
+      constructor(message = name, c = code) {
+        super(message, c, variant)
+      }
+    },
+  }[name]
+  cls.code = code
+  cls.variant = variant
+  return cls
+}
+
+const ActorNotRunning = remoteErrorClass('ActorNotRunning', 'ActorNotRunning', 'KAMEO_ACTOR_NOT_RUNNING')
+const ActorStopped = remoteErrorClass('ActorStopped', 'ActorStopped', 'KAMEO_ACTOR_STOPPED')
+const BadActorType = remoteErrorClass('BadActorType', 'BadActorType', 'KAMEO_BAD_ACTOR_TYPE')
+const MailboxFull = remoteErrorClass('MailboxFull', 'MailboxFull', 'KAMEO_MAILBOX_FULL')
+const ReplyTimeout = remoteErrorClass('ReplyTimeout', 'ReplyTimeout', 'KAMEO_REPLY_TIMEOUT')
+const SerializeMessage = remoteErrorClass('SerializeMessage', 'SerializeMessage', 'KAMEO_SERIALIZE_MESSAGE')
+const DeserializeMessage = remoteErrorClass('DeserializeMessage', 'DeserializeMessage', 'KAMEO_DESERIALIZE_MESSAGE')
+const SerializeReply = remoteErrorClass('SerializeReply', 'SerializeReply', 'KAMEO_SERIALIZE_REPLY')
+const SerializeHandlerError = remoteErrorClass('SerializeHandlerError', 'SerializeHandlerError', 'KAMEO_SERIALIZE_HANDLER_ERROR')
+const DeserializeHandlerError = remoteErrorClass('DeserializeHandlerError', 'DeserializeHandlerError', 'KAMEO_DESERIALIZE_HANDLER_ERROR')
+const SwarmNotBootstrapped = remoteErrorClass('SwarmNotBootstrapped', 'SwarmNotBootstrapped', 'KAMEO_SWARM_NOT_BOOTSTRAPPED')
+const DialFailure = remoteErrorClass('DialFailure', 'DialFailure', 'KAMEO_DIAL_FAILURE')
+const NetworkTimeout = remoteErrorClass('NetworkTimeout', 'NetworkTimeout', 'KAMEO_NETWORK_TIMEOUT')
+const ConnectionClosed = remoteErrorClass('ConnectionClosed', 'ConnectionClosed', 'KAMEO_CONNECTION_CLOSED')
+const UnsupportedProtocols = remoteErrorClass('UnsupportedProtocols', 'UnsupportedProtocols', 'KAMEO_UNSUPPORTED_PROTOCOLS')
+const RemoteIoError = remoteErrorClass('RemoteIoError', 'Io', 'KAMEO_IO')
+const RegistryError = remoteErrorClass('RegistryError', null, 'KAMEO_REGISTRY_ERROR')
+const NodeClosed = remoteErrorClass('NodeClosed', null, 'KAMEO_NODE_CLOSED')
+const NodeStartError = remoteErrorClass('NodeStartError', null, 'KAMEO_START_FAILED')
+const UnknownActor = remoteErrorClass('UnknownActor', 'UnknownActor', 'KAMEO_UNKNOWN_ACTOR')
+const UnknownMessage = remoteErrorClass('UnknownMessage', 'UnknownMessage', 'KAMEO_UNKNOWN_MESSAGE')
+
+/** The actor's handler returned an error: `value` is the error value (unpacked from
+ * `payload`, its MessagePack bytes). Throw `new HandlerError(value)` from a served
+ * handler to reply with that error value. */
+class HandlerError extends KameoRemoteError {
+  constructor(value, options = {}) {
+    super(options.message ?? `the actor's handler returned an error: ${describeValue(value)}`, 'KAMEO_HANDLER_ERROR', 'HandlerError')
+    this.value = value
+    this.payload = options.payload ?? null
+  }
+}
+HandlerError.code = 'KAMEO_HANDLER_ERROR'
+HandlerError.variant = 'HandlerError'
+
+function describeValue(value) {
+  try {
+    const text = JSON.stringify(value, (k, v) => (typeof v === 'bigint' ? `${v}n` : v))
+    return text === undefined ? String(value) : text.length > 200 ? `${text.slice(0, 200)}...` : text
+  } catch {
+    return typeof value
+  }
+}
+
+const BY_VARIANT = new Map(
+  [ActorNotRunning, ActorStopped, BadActorType, MailboxFull, ReplyTimeout, SerializeMessage, DeserializeMessage,
+    SerializeReply, SerializeHandlerError, DeserializeHandlerError, SwarmNotBootstrapped, DialFailure, NetworkTimeout,
+    ConnectionClosed, UnsupportedProtocols, RemoteIoError, UnknownActor, UnknownMessage].map((c) => [c.variant, c]),
+)
+const REGISTRY_CODES = new Set(['KAMEO_NAME_ALREADY_REGISTERED', 'KAMEO_INVALID_REGISTRATION', 'KAMEO_BAD_ACTOR_TYPE'])
+
+function peerError(info, raw = false) {
+  const { code, message, variant } = info
+  let e
+  if (variant === 'HandlerError') {
+    let value = null
+    if (info.payload && !raw) {
+      try {
+        value = unpack(info.payload)
+      } catch {
+        value = info.payload
+      }
+    }
+    e = new HandlerError(value, { payload: info.payload ?? null, message })
+  } else if (variant && BY_VARIANT.has(variant)) {
+    e = new (BY_VARIANT.get(variant))(message, code)
+  } else if (code === 'KAMEO_NODE_CLOSED') {
+    e = new NodeClosed(message)
+  } else if (code === 'KAMEO_START_FAILED') {
+    e = new NodeStartError(message)
+  } else if (code.startsWith('KAMEO_REGISTRY') || REGISTRY_CODES.has(code)) {
+    e = new RegistryError(message, code)
+  } else {
+    e = new KameoRemoteError(message, code, null)
+  }
+  if (info.actorRemoteId != null) e.actorRemoteId = info.actorRemoteId
+  if (info.messageRemoteId != null) e.messageRemoteId = info.messageRemoteId
+  return e
+}
+
+// Seconds for the native side from anything `duration` takes.
+function secondsArg(value, name) {
+  const d = durationArg(value, name)
+  if (d === null) return null
+  const secs = typeof d.secs === 'bigint' ? Number(d.secs) : d.secs
+  if (typeof secs !== 'number' || typeof d.nanos !== 'number') {
+    throw argError(TypeError, INVALID, `${name} must be a Duration with numeric secs and nanos`)
+  }
+  if (!(secs >= 0 && secs < 2 ** 64 && d.nanos >= 0 && d.nanos < 1e9)) {
+    throw new KameoError(`${name}: a Duration needs secs in 0 to 2^64 - 1 and nanos in 0 to 999999999`, 'KAMEO_INVALID_VALUE')
+  }
+  return secs + d.nanos / 1e9
+}
+
+function boolArg(value, name) {
+  if (typeof value !== 'boolean') throw argError(TypeError, INVALID, `${name} must be a boolean, got ${describe(value)}`)
+  return value
+}
+
+function addrsArg(value, name) {
+  if (typeof value === 'string') return [value]
+  if (value === null || typeof value !== 'object' || typeof value[Symbol.iterator] !== 'function') {
+    throw argError(TypeError, INVALID, `${name} must be a multiaddr (string) or an iterable of them, got ${describe(value)}`)
+  }
+  const out = []
+  for (const item of value) out.push(str(item, name))
+  return out
+}
+
+function outcome(o, raw = false) {
+  if (o.kind === 4) throw peerError(o.error, raw)
+  return o
+}
+
+function sequenceIdOf(decimal) {
+  const n = BigInt(decimal)
+  return n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n
+}
+
+const NATIVE = Symbol('polywire.kameo.native')
+
+/** An actor found by `node.lookup` (or registered by `node.register`). */
+class RemoteActorRef {
+  constructor(key, node, actor) {
+    if (key !== NATIVE) throw argError(TypeError, INVALID, 'references come from node.lookup, node.lookupAll and node.register')
+    Object.defineProperty(this, NATIVE, { value: { node, idBytes: actor.idBytes } })
+    /** `{ sequence_id, peer_id }`, as `actorId()` builds it. */
+    this.actorId = { sequence_id: sequenceIdOf(actor.sequenceId), peer_id: actor.peerId ?? null }
+    /** The actor type's `RemoteActor::REMOTE_ID`. */
+    this.remoteId = actor.remoteId
+  }
+
+  /** The base58 id of the peer hosting the actor. */
+  get peerId() {
+    return this.actorId.peer_id
+  }
+
+  /** The node this reference sends through. */
+  get node() {
+    return this[NATIVE].node
+  }
+
+  /** Whether `other` names the same actor. */
+  equals(other) {
+    return other instanceof RemoteActorRef && Buffer.compare(other[NATIVE].idBytes, this[NATIVE].idBytes) === 0 && other.remoteId === this.remoteId
+  }
+
+  /** Ask the actor: `value` is packed as `rmp_serde::to_vec_named` writes it and the
+   * reply unpacked; with `raw: true` both are bytes as they are. */
+  async ask(messageRemoteId, value = null, options = undefined) {
+    const { mailboxTimeout = null, replyTimeout = null, immediate = false, raw = false } = optionsArg(options)
+    const payload = payloadArg(value, boolArg(raw, 'raw'))
+    const { node, idBytes } = this[NATIVE]
+    const o = outcome(
+      await node[NATIVE].native.ask(
+        idBytes, this.remoteId, str(messageRemoteId, 'messageRemoteId'), payload,
+        secondsArg(mailboxTimeout, 'mailboxTimeout'), secondsArg(replyTimeout, 'replyTimeout'), boolArg(immediate, 'immediate'),
+      ),
+      raw,
+    )
+    return raw ? o.bytes : unpack(o.bytes)
+  }
+
+  /** Tell the actor (no reply); resolves once the remote node has the message. */
+  async tell(messageRemoteId, value = null, options = undefined) {
+    const { mailboxTimeout = null, immediate = false, raw = false } = optionsArg(options)
+    const payload = payloadArg(value, boolArg(raw, 'raw'))
+    const { node, idBytes } = this[NATIVE]
+    outcome(
+      await node[NATIVE].native.tell(
+        idBytes, this.remoteId, str(messageRemoteId, 'messageRemoteId'), payload,
+        secondsArg(mailboxTimeout, 'mailboxTimeout'), boolArg(immediate, 'immediate'),
+      ),
+    )
+  }
+}
+
+function payloadArg(value, raw) {
+  if (raw) return Buffer.from(toBytes(value, 'value'))
+  return pack(value)
+}
+
+/** A Kameo node this program owns: `const node = await Node.start({...})`. */
+class Node {
+  constructor(key) {
+    if (key !== NATIVE) throw argError(TypeError, INVALID, 'start a node with: const node = await Node.start(options)')
+  }
+
+  /** Start a node listening on `listen` and dial the `bootstrap` peers before it resolves. */
+  static async start(options = undefined) {
+    const {
+      keypairSeed = null,
+      listen = ['/ip4/127.0.0.1/tcp/0'],
+      bootstrap = [],
+      mdns = false,
+      requestTimeout = 10,
+      dialTimeout = 10,
+    } = optionsArg(options)
+    const seed = keypairSeed === null || keypairSeed === undefined ? null : Buffer.from(toBytes(keypairSeed, 'keypairSeed'))
+    const args = [seed, addrsArg(listen, 'listen'), addrsArg(bootstrap, 'bootstrap'), boolArg(mdns, 'mdns'),
+      secondsArg(requestTimeout, 'requestTimeout') ?? 10, secondsArg(dialTimeout, 'dialTimeout') ?? 10]
+    let started
+    try {
+      started = await native.kameoPeerStart(...args)
+    } catch (err) {
+      throw new KameoError(err.message, INVALID)
+    }
+    if (!(started instanceof native.KameoPeerNode)) throw peerError(started.error)
+    const node = new Node(NATIVE)
+    Object.defineProperty(node, NATIVE, { value: { native: started, handlers: new Map(), closed: false } })
+    node.#serve()
+    return node
+  }
+
+  /** This node's peer id, base58. */
+  get peerId() {
+    return this[NATIVE].native.peerId
+  }
+
+  /** The addresses it listens on, each ending in `/p2p/<peer id>`. */
+  get listenAddrs() {
+    return this[NATIVE].native.listenAddrs
+  }
+
+  /** Whether `close()` was called. */
+  get closed() {
+    return this[NATIVE].closed
+  }
+
+  #check() {
+    if (this[NATIVE].closed) throw new NodeClosed('the node is closed')
+    return this[NATIVE].native
+  }
+
+  /** Dial a peer; rejects with `DialFailure` if it cannot be reached within `dialTimeout`. */
+  async dial(multiaddr) {
+    outcome(await this.#check().dial(str(multiaddr, 'multiaddr')))
+  }
+
+  /** The first actor registered under `name`, or `null` once the DHT query ends without one. */
+  async lookup(name) {
+    for await (const ref of this.lookupAll(name)) return ref
+    return null
+  }
+
+  /** Every actor registered under `name`: `for await (const ref of node.lookupAll(name))`. */
+  async *lookupAll(name) {
+    const lookup = this.#check().lookup(str(name, 'name'))
+    for (;;) {
+      const o = outcome(await lookup.next())
+      if (o.kind === 2) return
+      yield new RemoteActorRef(NATIVE, this, o.actor)
+    }
+  }
+
+  /** Register an actor of type `remoteId` under `name`, as kameo does; its asks and
+   * tells go to `handler` (an object with `ask(messageRemoteId, value)` / `tell(...)`
+   * methods, or a function for both; sync or async). What `ask` returns is the reply;
+   * a thrown `HandlerError(value)` replies with that error value, another thrown error
+   * with its message (a string), a thrown `KameoRemoteError` subclass with its variant. */
+  async register(name, handler, options = undefined) {
+    const { remoteId, raw = false } = optionsArg(options)
+    const nativeNode = this.#check()
+    str(name, 'name')
+    str(remoteId, 'remoteId')
+    boolArg(raw, 'raw')
+    const ok = typeof handler === 'function' || (handler !== null && typeof handler === 'object' && (typeof handler.ask === 'function' || typeof handler.tell === 'function'))
+    if (!ok) throw argError(TypeError, INVALID, `handler must have ask/tell methods or be a function, got ${describe(handler)}`)
+    const handlers = this[NATIVE].handlers
+    if (handlers.has(name)) throw new RegistryError(`'${name}' is already registered by this node`, 'KAMEO_NAME_ALREADY_REGISTERED')
+    handlers.set(name, { handler, raw })
+    try {
+      return new RemoteActorRef(NATIVE, this, outcome(await nativeNode.register(name, remoteId)).actor)
+    } catch (err) {
+      handlers.delete(name)
+      throw err
+    }
+  }
+
+  /** Stop serving `name`; resolves to whether it was registered. */
+  async unregister(name) {
+    const nativeNode = this.#check()
+    this[NATIVE].handlers.delete(str(name, 'name'))
+    return outcome(await nativeNode.unregister(name)).flag
+  }
+
+  /** Close the node; operations in flight reject with `NodeClosed`. Idempotent. */
+  async close() {
+    const state = this[NATIVE]
+    if (state.closed) return
+    state.closed = true
+    await state.native.close()
+  }
+
+  async [Symbol.asyncDispose]() {
+    await this.close()
+  }
+
+  async #serve() {
+    const state = this[NATIVE]
+    for (;;) {
+      let req
+      try {
+        req = await state.native.nextInbound()
+      } catch {
+        return
+      }
+      if (req === null) return
+      serveOne(state.handlers, req)
+    }
+  }
+}
+
+function serveOne(handlers, req) {
+  const entry = handlers.get(req.name)
+  if (!entry) return req.fail('ActorNotRunning')
+  const { handler, raw } = entry
+  let value
+  if (raw) value = req.payload
+  else {
+    try {
+      value = unpack(req.payload)
+    } catch (err) {
+      return req.fail('DeserializeMessage', null, String(err.message))
+    }
+  }
+  let fn
+  if (typeof handler === 'function') fn = handler
+  else if (req.isAsk) fn = typeof handler.ask === 'function' ? handler.ask.bind(handler) : null
+  else fn = typeof handler.tell === 'function' ? handler.tell.bind(handler) : typeof handler.ask === 'function' ? handler.ask.bind(handler) : null
+  if (!fn) return req.fail('UnknownMessage')
+  let result
+  try {
+    result = fn(req.messageRemoteId, value)
+  } catch (err) {
+    return failWith(req, err)
+  }
+  if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
+    Promise.resolve(result).then((v) => answer(req, v, raw), (err) => failWith(req, err))
+  } else {
+    answer(req, result, raw)
+  }
+}
+
+function answer(req, result, raw) {
+  if (!req.isAsk) return
+  if (raw) {
+    try {
+      return req.respond(Buffer.from(toBytes(result, 'reply')))
+    } catch (err) {
+      return req.fail('SerializeReply', null, String(err.message))
+    }
+  }
+  let payload
+  try {
+    payload = pack(result === undefined ? null : result)
+  } catch (err) {
+    return req.fail('SerializeReply', null, String(err.message))
+  }
+  req.respond(payload)
+}
+
+function failWith(req, err) {
+  if (err instanceof HandlerError) {
+    let payload
+    try {
+      payload = err.payload ?? pack(err.value === undefined ? null : err.value)
+    } catch (pe) {
+      return req.fail('SerializeHandlerError', null, String(pe.message))
+    }
+    return req.fail('HandlerError', payload)
+  }
+  if (err instanceof KameoRemoteError && err.variant) return req.fail(err.variant, null, String(err.message))
+  const text = err instanceof Error ? err.message || err.name : String(err)
+  req.fail('HandlerError', pack(text))
+}
+
 module.exports = {
   MESSAGING_PROTOCOL,
   REGISTRY_PROTOCOL,
@@ -377,6 +781,31 @@ module.exports = {
   duration,
   ask,
   tell,
+  Node,
+  RemoteActorRef,
+  KameoRemoteError,
+  ActorNotRunning,
+  ActorStopped,
+  BadActorType,
+  ConnectionClosed,
+  DeserializeHandlerError,
+  DeserializeMessage,
+  DialFailure,
+  HandlerError,
+  MailboxFull,
+  NetworkTimeout,
+  NodeClosed,
+  NodeStartError,
+  RegistryError,
+  RemoteIoError,
+  ReplyTimeout,
+  SerializeHandlerError,
+  SerializeMessage,
+  SerializeReply,
+  SwarmNotBootstrapped,
+  UnknownActor,
+  UnknownMessage,
+  UnsupportedProtocols,
   KameoError,
   PolywireError,
 }

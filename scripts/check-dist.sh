@@ -23,6 +23,14 @@ if PATH=$NORUST_PATH command -v cargo >/dev/null || PATH=$NORUST_PATH command -v
   exit 1
 fi
 norust() { env -u CARGO_HOME -u RUSTUP_HOME PATH="$NORUST_PATH" "$@"; }
+# The Kameo peer tests talk to kameo-node, a program on the real kameo crate that
+# `cargo test` built (./scripts/test.sh runs first in CI): a test fixture, not part
+# of what is installed, so it may come from the build tree.
+if [ -x "$ROOT/target/debug/kameo-node" ]; then
+  export POLYWIRE_KAMEO_NODE="$ROOT/target/debug/kameo-node"
+else
+  echo "check-dist.sh: no target/debug/kameo-node (run cargo test first): the Kameo peer tests will skip" >&2
+fi
 
 # --- npm -----------------------------------------------------------------------------
 main_tgz=$ROOT/dist/polywire-$VERSION.tgz

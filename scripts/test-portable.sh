@@ -13,6 +13,9 @@ export CARGO_TARGET_DIR=$ROOT/target/portable
 # Release code without the whole-program LTO pass: the same paths, built faster.
 export CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
 
+# The Kameo peer tests' real Kameo node, from ./scripts/test.sh's `cargo test`.
+[ ! -x "$ROOT/target/debug/kameo-node" ] || export POLYWIRE_KAMEO_NODE="$ROOT/target/debug/kameo-node"
+
 echo "== cargo test -p polywire (portable)"
 cargo test -p polywire --release --quiet
 

@@ -7,5 +7,8 @@ export VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH"
 maturin develop --release --quiet
 npm run --silent build
 cargo test --workspace --quiet
+# The real Kameo node (kameo =0.22.2) that `cargo test` built: the Python and Node
+# peer tests talk to it, and fail (not skip) if it is missing.
+export POLYWIRE_KAMEO_NODE="$PWD/target/debug/kameo-node"
 python -m pytest tests-py -q
 node --test tests-js/

@@ -384,7 +384,63 @@ const SWEEP = {
     [(v) => kameo.encodeRequest(kameo.tell(1, 'a', 'm', new Uint8Array(2), { mailboxTimeout: v })), [{ secs: 1, nanos: 2 }], ['mailboxTimeout']],
     [(v) => kameo.encodeRequest(kameo.tell(1, 'a', 'm', new Uint8Array(2), { immediate: v })), [false], ['immediate']],
   ],
+  // ---------------------------------------------------------- kameo's Node (one node serves the methods)
+  'kameo.Node': [[(k) => new kameo.Node(k), [1], [null], { coded: true }]],
+  'kameo.Node.start': [
+    [async (o) => (await kameo.Node.start(o)).close(), [{}], ['options']],
+    [async (v) => (await kameo.Node.start({ keypairSeed: v })).close(), [new Uint8Array(32)], ['keypairSeed']],
+    [async (v) => (await kameo.Node.start({ listen: v })).close(), [['/ip4/127.0.0.1/tcp/0']], ['listen']],
+    [async (v) => (await kameo.Node.start({ bootstrap: v })).close(), [[]], ['bootstrap']],
+    [async (v) => (await kameo.Node.start({ mdns: v })).close(), [false], ['mdns']],
+    [async (v) => (await kameo.Node.start({ requestTimeout: v })).close(), [5], ['requestTimeout']],
+    [async (v) => (await kameo.Node.start({ dialTimeout: v })).close(), [5], ['dialTimeout']],
+  ],
+  'kameo.Node#dial': [[async (a) => (await sweepNode()).dial(a), ['/ip4/127.0.0.1/tcp/1'], ['multiaddr'], { coded: true }]],
+  'kameo.Node#lookup': [[async (n) => (await sweepNode()).lookup(n), ['nobody'], ['name']]],
+  'kameo.Node#lookupAll': [[async (n) => collect((await sweepNode()).lookupAll(n)), ['nobody'], ['name']]],
+  'kameo.Node#register': [
+    [
+      async (name, handler, options) => {
+        const node = await sweepNode()
+        await node.register(name, handler, options)
+        await node.unregister(name)
+      },
+      ['swept', (m, v) => v, { remoteId: 'swept.Type' }],
+      ['name', 'handler', ['options', 'remoteId']],
+    ],
+    [async (v) => { const n = await sweepNode(); await n.register('swept', () => 1, { remoteId: v }); await n.unregister('swept') }, ['r'], ['remoteId']],
+    [async (v) => { const n = await sweepNode(); await n.register('swept', () => 1, { remoteId: 'r', raw: v }); await n.unregister('swept') }, [false], ['raw']],
+  ],
+  'kameo.Node#unregister': [[async (n) => (await sweepNode()).unregister(n), ['nobody'], ['name']]],
+  'kameo.Node#close': [[async () => (await kameo.Node.start()).close(), [], []]],
+  'kameo.RemoteActorRef': [[(k) => new kameo.RemoteActorRef(k), [1], [null], { coded: true }]],
+  'kameo.RemoteActorRef#equals': [[async (o) => (await echoRef()).equals(o), [null], [null]]],
+  'kameo.RemoteActorRef#ask': [
+    [async (m, v, o) => (await echoRef()).ask(m, v, o), ['m', { a: 1 }, {}], ['messageRemoteId', null, 'options']],
+    [async (v) => (await echoRef()).ask('m', 1, { mailboxTimeout: v }), [1], ['mailboxTimeout']],
+    [async (v) => (await echoRef()).ask('m', 1, { replyTimeout: v }), [5], ['replyTimeout'], { coded: true }],
+    [async (v) => (await echoRef()).ask('m', 1, { immediate: v }), [false], ['immediate']],
+    [async (v) => (await echoRef()).ask('m', new Uint8Array([0xc0]), { raw: v }), [true], [['raw', 'value']]],
+  ],
+  'kameo.RemoteActorRef#tell': [
+    [async (m, v, o) => (await echoRef()).tell(m, v, o), ['m', [1], {}], ['messageRemoteId', null, 'options']],
+    [async (v) => (await echoRef()).tell('m', 1, { mailboxTimeout: v }), [null], ['mailboxTimeout']],
+    [async (v) => (await echoRef()).tell('m', 1, { immediate: v }), [false], ['immediate']],
+  ],
 }
+
+// kameo's Node: one node (and one actor it hosts) for the sweep of their methods.
+let SWEEP_NODE = null
+let ECHO_REF = null
+async function sweepNode() {
+  SWEEP_NODE ??= await kameo.Node.start()
+  return SWEEP_NODE
+}
+async function echoRef() {
+  ECHO_REF ??= await (await sweepNode()).register('echo', (m, v) => v, { remoteId: 'echo.Type' })
+  return ECHO_REF
+}
+test.after(() => SWEEP_NODE?.close())
 
 // Exports that need no sweep entry, each with the reason.
 const EXEMPT = {
@@ -404,7 +460,7 @@ function callables() {
   const out = []
   for (const [format, m] of Object.entries(FORMATS)) {
     for (const [name, value] of Object.entries(m)) {
-      if (typeof value !== 'function' || ERROR_CLASSES.has(value)) continue
+      if (typeof value !== 'function' || ERROR_CLASSES.has(value) || value.prototype instanceof Error) continue
       out.push(`${format}.${name}`)
       const isClass = /^class\b/.test(Function.prototype.toString.call(value))
       if (!isClass) continue

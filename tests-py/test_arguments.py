@@ -352,7 +352,72 @@ SWEEP = {
              actor_id={"sequence_id": 1, "peer_id": PEER}, actor_remote_id="a", message_remote_id="m", payload=b"xy",
              mailbox_timeout={"secs": 1, "nanos": 2}, immediate=False),
     ],
+    # ------------------------------------------------------------ kameo's Node (one node, on LOOP)
+    "kameo.Node": [case(lambda key: kameo.Node(key), unnamed={"key"}, coded=True, key=1)],
+    "kameo.Node.dial": [case(lambda multiaddr: on_node(lambda n: n.dial(multiaddr)), coded=True, multiaddr="/ip4/127.0.0.1/tcp/1")],
+    "kameo.Node.lookup": [case(lambda name: on_node(lambda n: n.lookup(name)), name="nobody")],
+    "kameo.Node.lookup_all": [case(lambda name: on_node(lambda n: first(n.lookup_all(name))), name="nobody")],
+    "kameo.Node.register": [
+        case(lambda name, handler, remote_id, raw: on_node(lambda n: register_once(n, name, handler, remote_id, raw)),
+             callbacks={"handler"}, name="swept", handler=lambda m, v: v, remote_id="swept.Type", raw=False),
+    ],
+    "kameo.Node.unregister": [case(lambda name: on_node(lambda n: n.unregister(name)), name="nobody")],
+    "kameo.RemoteActorRef": [case(lambda key: kameo.RemoteActorRef(key), unnamed={"key"}, coded=True, key=1)],
+    "kameo.RemoteActorRef.ask": [
+        case(lambda message_remote_id, value, mailbox_timeout, reply_timeout, immediate, raw: on_node(
+                 lambda n: echo_ref(n).ask(message_remote_id, value, mailbox_timeout=mailbox_timeout, reply_timeout=reply_timeout,
+                                           immediate=immediate, raw=raw)),
+             unnamed={"value"}, coded=True, message_remote_id="m", value={"a": 1}, mailbox_timeout=1, reply_timeout=5.0,
+             immediate=False, raw=False),
+    ],
+    "kameo.RemoteActorRef.tell": [
+        case(lambda message_remote_id, value, mailbox_timeout, immediate, raw: on_node(
+                 lambda n: echo_ref(n).tell(message_remote_id, value, mailbox_timeout=mailbox_timeout, immediate=immediate, raw=raw)),
+             unnamed={"value"}, message_remote_id="m", value=[1], mailbox_timeout=None, immediate=False, raw=False),
+    ],
 }
+
+# kameo's Node is asyncio: one node on one loop serves the sweep of its methods.
+LOOP = None
+NODE = None
+ECHO = None
+
+
+def on_node(make):
+    global LOOP, NODE
+    if LOOP is None:
+        import asyncio
+
+        LOOP = asyncio.new_event_loop()
+        NODE = LOOP.run_until_complete(kameo.Node.start())
+    return LOOP.run_until_complete(make(NODE))
+
+
+async def first(agen):
+    async for item in agen:
+        return item
+
+
+async def register_once(node, name, handler, remote_id, raw):
+    ref = await node.register(name, handler, remote_id=remote_id, raw=raw)
+    await node.unregister(name)
+    return ref
+
+
+def echo_ref(node):
+    global ECHO
+    if ECHO is None:
+        ECHO = LOOP.run_until_complete(node.register("echo", lambda m, v: v, remote_id="echo.Type"))
+    return ECHO
+
+
+@pytest.fixture(scope="module", autouse=True)
+def close_the_node():
+    yield
+    if NODE is not None:
+        LOOP.run_until_complete(NODE.close())
+        LOOP.close()
+
 
 # Public callables that need no sweep entry, each with the reason.
 EXEMPT = {
@@ -363,6 +428,7 @@ EXEMPT = {
     "kado.FrameDecoder.finish": "takes no arguments",
     "toon.StreamDecoder.finish": "takes no arguments",
     "llm.LlmText": "the record encode_for_llm returns (a frozen dataclass; nothing is computed from its fields)",
+    "kameo.Node.close": "takes no arguments",
 }
 
 

@@ -12,4 +12,5 @@ mod kado;
 mod toon;
 mod tether;
 mod kameo;
+mod kameo_peer;
 mod llm;

@@ -10,6 +10,7 @@ mod errors;
 mod axon;
 mod kado;
 mod kameo;
+mod kameo_peer;
 mod llm;
 mod pydict;
 mod pyjson;
@@ -30,6 +31,7 @@ fn _polywire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     tether::register(m)?;
     axon::register(m)?;
     kameo::register(m)?;
+    kameo_peer::register(m)?;
     llm::register(m)?;
     Ok(())
 }

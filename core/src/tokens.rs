@@ -10,8 +10,10 @@
 //! - text is cut where no piece of the encoding's pre-tokenizer regex can
 //!   cross (line breaks, spaces before words: see `is_cut`); ASCII parts are
 //!   pre-tokenized by a hand-written scanner equal to the regex on ASCII,
-//!   the parts around non-ASCII characters by the regex itself
-//!   (`fancy-regex`, as tiktoken);
+//!   and from the cut point before a non-ASCII character on to the next
+//!   long ASCII part, a scanner equal to the regex on any text does it
+//!   (`tokens_scan.rs`; tiktoken runs the regex with `fancy-regex`, several
+//!   times slower: the tests check the scanners against it);
 //! - a piece that is a token counts one with a single lookup; others are
 //!   merged as tiktoken merges them (lowest rank first, leftmost of equals),
 //!   with a heap for long pieces so that a megabyte of spaces stays
@@ -30,6 +32,9 @@ use std::sync::OnceLock;
 use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Format, Result};
+
+#[path = "tokens_scan.rs"]
+mod scan;
 
 /// A built-in BPE encoding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -66,7 +71,9 @@ impl Encoding {
     }
 }
 
-/// tiktoken's pre-tokenizer patterns (`tiktoken_ext/openai_public.py`).
+/// tiktoken's pre-tokenizer patterns (`tiktoken_ext/openai_public.py`),
+/// which the scanners implement (the tests run them as the oracle).
+#[cfg_attr(not(test), allow(dead_code))]
 const O200K_PATTERN: &str = concat!(
     r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
     r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
@@ -76,6 +83,7 @@ const O200K_PATTERN: &str = concat!(
     r"|\s+(?!\S)",
     r"|\s+",
 );
+#[cfg_attr(not(test), allow(dead_code))]
 const CL100K_PATTERN: &str =
     r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
 
@@ -88,6 +96,9 @@ const MEMO_MAX_PIECE: usize = 16;
 const MEMO_SLOTS: usize = 1 << 13;
 /// Texts in all at least this long are counted on two threads.
 const PARALLEL_FROM: usize = 96 * 1024;
+/// The Unicode scanner hands back to the ASCII one at a cut point that this
+/// many ASCII bytes follow (switching costs a search for cut points).
+const ASCII_AHEAD: usize = 32;
 /// Pieces longer than this merge with a heap rather than tiktoken's scan.
 const HEAP_MERGE_FROM: usize = 96;
 
@@ -111,7 +122,7 @@ thread_local! {
 pub struct Bpe {
     encoding: Encoding,
     ranks: FxHashMap<Box<[u8]>, u32>,
-    regex: fancy_regex::Regex,
+    classes: &'static scan::Classes,
 }
 
 /// The bytes of a piece of at most 16 bytes as two little-endian words,
@@ -157,12 +168,7 @@ impl Bpe {
             let bytes = core.decode_bytes(&[rank]).expect("the ordinary ranks are dense");
             ranks.insert(bytes.into_boxed_slice(), rank);
         }
-        let pattern = match encoding {
-            Encoding::O200kBase => O200K_PATTERN,
-            Encoding::Cl100kBase => CL100K_PATTERN,
-        };
-        let regex = fancy_regex::Regex::new(pattern).expect("tiktoken's pattern compiles");
-        Bpe { encoding, ranks, regex }
+        Bpe { encoding, ranks, classes: scan::classes() }
     }
 
     /// Which encoding this is.
@@ -215,9 +221,12 @@ impl Bpe {
     }
 
     fn for_each_piece<'t>(&self, text: &'t str, mut f: impl FnMut(&'t [u8])) {
-        // ASCII runs go to the scanner; around each non-ASCII character, the
-        // text from the cut point before it to the cut point after it goes to
-        // the regex (see `is_cut`).
+        // ASCII runs go to the ASCII scanner, up to the last cut point (see
+        // `is_cut`) before a non-ASCII character; from there, the Unicode
+        // scanner, until a piece ends at a cut point that a long ASCII run
+        // follows. (Running the Unicode scanner over dense non-ASCII text
+        // beats cutting around each character; on ASCII, the ASCII scanner
+        // is the faster.)
         let b = text.as_bytes();
         let mut start = 0;
         while start < b.len() {
@@ -227,10 +236,7 @@ impl Bpe {
             };
             let before = (start + 1..=q).rev().find(|&p| is_cut(b, p)).unwrap_or(start);
             self.ascii_pieces(&b[start..before], &mut f);
-            let after = (q + 1..b.len()).find(|&p| is_cut(b, p)).unwrap_or(b.len());
-            // Cut points are before ASCII bytes: character boundaries.
-            self.regex_pieces(text.get(before..after).unwrap_or_default(), &mut f);
-            start = after;
+            start = self.unicode_pieces(b, before, true, &mut f);
         }
     }
 
@@ -246,25 +252,31 @@ impl Bpe {
         }
     }
 
-    fn regex_pieces<'t>(&self, chunk: &'t str, f: &mut impl FnMut(&'t [u8])) {
-        let mut at = 0;
-        while at < chunk.len() {
-            match self.regex.find_from_pos(chunk, at) {
-                Ok(Some(m)) if m.end() > at => {
-                    // Every alternative of the patterns matches at least one
-                    // character, and one always matches.
-                    f(&chunk.as_bytes()[m.start()..m.end()]);
-                    at = m.end();
-                }
-                _ => {
-                    // Unreachable with tiktoken's patterns; if the regex
-                    // engine gave up (its backtrack limit), the rest counts
-                    // as one piece rather than vanish.
-                    f(&chunk.as_bytes()[at..]);
-                    at = chunk.len();
-                }
+    /// The pieces of the text `b` from `i` (its start or a cut point), as
+    /// the Unicode scanner finds them: to the end, or with `to_ascii` only
+    /// up to a cut point that [`ASCII_AHEAD`] ASCII bytes (or the end)
+    /// follow. Returns where it stopped.
+    fn unicode_pieces<'t>(&self, b: &'t [u8], mut i: usize, to_ascii: bool, f: &mut impl FnMut(&'t [u8])) -> usize {
+        while i < b.len() {
+            let e = match self.encoding {
+                Encoding::O200kBase => self.classes.o200k_piece(b, i),
+                Encoding::Cl100kBase => self.classes.cl100k_piece(b, i),
+            };
+            // Every piece is at least one character long and ends inside
+            // `b`; were a scanner wrong there, the rest would count as one
+            // piece rather than loop or panic.
+            let e = if e > i && e <= b.len() { e } else { b.len() };
+            f(&b[i..e]);
+            i = e;
+            if to_ascii
+                && b.get(i).is_some_and(u8::is_ascii)
+                && is_cut(b, i)
+                && b.get(i..b.len().min(i + ASCII_AHEAD)).is_some_and(<[u8]>::is_ascii)
+            {
+                break;
             }
         }
+        i
     }
 
     #[inline]
@@ -769,14 +781,34 @@ pub fn count_tokens(text: &str, encoding: Encoding) -> usize {
 mod tests {
     use super::*;
 
-    fn regex_pieces<'t>(bpe: &Bpe, text: &'t str) -> Vec<&'t str> {
-        bpe.regex.find_iter(text).map(|m| m.unwrap().as_str()).collect()
+    /// tiktoken's regex, as tiktoken runs it: the oracle of the scanners.
+    fn regex(e: Encoding) -> &'static fancy_regex::Regex {
+        static O200K: OnceLock<fancy_regex::Regex> = OnceLock::new();
+        static CL100K: OnceLock<fancy_regex::Regex> = OnceLock::new();
+        match e {
+            Encoding::O200kBase => O200K.get_or_init(|| fancy_regex::Regex::new(O200K_PATTERN).unwrap()),
+            Encoding::Cl100kBase => CL100K.get_or_init(|| fancy_regex::Regex::new(CL100K_PATTERN).unwrap()),
+        }
+    }
+
+    fn regex_pieces(e: Encoding, text: &str) -> Vec<&str> {
+        regex(e).find_iter(text).map(|m| m.unwrap().as_str()).collect()
+    }
+
+    /// The Unicode scanner's pieces of the whole text (no ASCII scanner, no
+    /// cut points).
+    fn scanner_pieces<'t>(bpe: &Bpe, text: &'t str) -> Vec<&'t str> {
+        let mut out = Vec::new();
+        bpe.unicode_pieces(text.as_bytes(), 0, false, &mut |p| out.push(std::str::from_utf8(p).unwrap()));
+        out
     }
 
     fn check(text: &str) {
         for e in Encoding::ALL {
             let bpe = Bpe::get(e);
-            assert_eq!(bpe.split(text), regex_pieces(bpe, text), "{e:?} split of {text:?}");
+            let want = regex_pieces(e, text);
+            assert_eq!(scanner_pieces(bpe, text), want, "{e:?} scanner pieces of {text:?}");
+            assert_eq!(bpe.split(text), want, "{e:?} split of {text:?}");
             let core = match e {
                 Encoding::O200kBase => tiktoken_rs::o200k_base_singleton(),
                 Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
@@ -812,6 +844,91 @@ mod tests {
                 })
                 .collect();
             check(&s);
+        }
+    }
+
+    /// Characters on every side of every class boundary of the patterns, in
+    /// groups (a string draws from a few groups, so that runs of one class
+    /// meet runs of another).
+    const GROUPS: &[&str] = &[
+        // Lu (incl. astral), Ll (incl. astral, ß, ſ), Lt
+        "AZÉΣԱ\u{1d400}\u{10400}",
+        "azéßσſ\u{10428}\u{1d41a}",
+        "ǅǈᾈ",
+        // Lm, Lo (incl. astral)
+        "ʰーᵃ々ˆ",
+        "中あאاก\u{20000}",
+        // M: Mn, Mc, Me, astral
+        "\u{300}\u{301}\u{951}\u{903}\u{20dd}\u{1d165}",
+        // N: Nd, Nl, No, astral
+        "09٣½Ⅻ²\u{1d7ce}\u{10107}",
+        // white space, ASCII and not
+        " \t\n\r\x0b\x0c",
+        "\u{85}\u{a0}\u{1680}\u{2000}\u{2028}\u{2029}\u{202f}\u{3000}",
+        // not white space, though they look it
+        "\u{feff}\u{200b}\u{180e}\u{200d}",
+        // contractions, case-fold variants, other apostrophes
+        "'sStTrReEvVmMlLdD",
+        "'ſK\u{212a}k’",
+        // punctuation, symbols, emoji, controls
+        "/.,!\"-_{}€©😀🚀\x00\x7f",
+    ];
+
+    fn random_text(rnd: &mut impl FnMut() -> u64, groups: &[Vec<char>]) -> String {
+        // One to four groups, and sometimes every group.
+        let mut pool: Vec<char> = Vec::new();
+        if rnd() % 4 == 0 {
+            pool.extend(groups.iter().flatten());
+        } else {
+            for _ in 0..1 + rnd() % 4 {
+                pool.extend(&groups[(rnd() % groups.len() as u64) as usize]);
+            }
+        }
+        let len = (rnd() % if rnd() % 4 == 0 { 120 } else { 24 }) as usize;
+        let mut text: Vec<char> = (0..len).map(|_| pool[(rnd() % pool.len() as u64) as usize]).collect();
+        if rnd() % 4 == 0 {
+            // A long ASCII run, where `for_each_piece` hands over from the
+            // Unicode scanner to the ASCII one and back.
+            let ascii: Vec<char> = groups.iter().flatten().copied().filter(char::is_ascii).collect();
+            let at = (rnd() % (text.len() as u64 + 1)) as usize;
+            let run: Vec<char> = (0..30 + rnd() % 60).map(|_| ascii[(rnd() % ascii.len() as u64) as usize]).collect();
+            text.splice(at..at, run);
+        }
+        text.into_iter().collect()
+    }
+
+    #[test]
+    fn the_unicode_scanner_equals_the_regex_at_every_class_boundary() {
+        let groups: Vec<Vec<char>> = GROUPS.iter().map(|g| g.chars().collect()).collect();
+        let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut rnd = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        const STRINGS: usize = 25_000;
+        for _ in 0..STRINGS {
+            let text = random_text(&mut rnd, &groups);
+            for e in Encoding::ALL {
+                let bpe = Bpe::get(e);
+                let want = regex_pieces(e, &text);
+                assert_eq!(scanner_pieces(bpe, &text), want, "{e:?} scanner pieces of {text:?}");
+                assert_eq!(bpe.split(&text), want, "{e:?} split of {text:?}");
+            }
+        }
+        // The counts and ids too, on a part of them (tiktoken-rs is slower).
+        for _ in 0..STRINGS / 10 {
+            check(&random_text(&mut rnd, &groups));
+        }
+    }
+
+    #[test]
+    fn case_folded_contractions_are_contractions() {
+        // `(?i)` folds with Unicode simple case folding: `ſ` is an `s`, the
+        // Kelvin sign a `k` (no contraction has one).
+        for text in ["don'ſ", "'ſ", "Iſ'ſ", "x'\u{212a}", "'ſa", "ǅ'Ll", "\u{300}'ve", "a\u{301}'D"] {
+            check(text);
         }
     }
 

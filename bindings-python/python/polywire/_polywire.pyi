@@ -17,6 +17,7 @@ __all__ = [
     "tether",
     "axon",
     "kameo",
+    "kameo_peer",
     "llm",
 ]
 
@@ -85,4 +86,5 @@ toon: ModuleType
 tether: ModuleType
 axon: ModuleType
 kameo: ModuleType
+kameo_peer: ModuleType
 llm: ModuleType

@@ -1,5 +1,6 @@
 import datetime
-from typing import Any, Final, Mapping, TypedDict, overload
+from typing import Any, AsyncIterator, Awaitable, Callable, ClassVar, Final, Iterable, Mapping, Protocol, TypedDict, overload
+from types import TracebackType
 
 from polywire._polywire import KameoError as KameoError
 
@@ -34,6 +35,31 @@ __all__ = [
     "remote_message_id",
     "tell",
     "unpack",
+    "ActorNotRunning",
+    "ActorStopped",
+    "BadActorType",
+    "ConnectionClosed",
+    "DeserializeHandlerError",
+    "DeserializeMessage",
+    "DialFailure",
+    "HandlerError",
+    "KameoRemoteError",
+    "MailboxFull",
+    "NetworkTimeout",
+    "Node",
+    "NodeClosed",
+    "NodeStartError",
+    "RegistryError",
+    "RemoteActorRef",
+    "RemoteIoError",
+    "ReplyTimeout",
+    "SerializeHandlerError",
+    "SerializeMessage",
+    "SerializeReply",
+    "SwarmNotBootstrapped",
+    "UnknownActor",
+    "UnknownMessage",
+    "UnsupportedProtocols",
 ]
 
 _Bytes = bytes | bytearray | memoryview
@@ -200,3 +226,171 @@ def tell(
     mailbox_timeout: _DurationLike = None,
     immediate: bool = False,
 ) -> dict[str, Any]: ...
+
+# ---------------------------------------------------------------- the peer
+
+class KameoRemoteError(KameoError):
+    """An ask, tell, lookup, registration or dial of a :class:`Node` failed. ``code`` is
+    stable (``KAMEO_`` and kameo's ``RemoteSendError`` variant in upper snake case for send
+    errors), ``variant`` the ``RemoteSendError`` variant name, ``None`` for errors that are
+    not one. Raise one from a served handler to answer with that variant."""
+
+    variant: ClassVar[str | None]
+    def __init__(self, message: str | None = None) -> None: ...
+
+class ActorNotRunning(KameoRemoteError):
+    """The actor is not running (or this node does not host it)."""
+class ActorStopped(KameoRemoteError):
+    """The actor stopped before it replied."""
+class BadActorType(KameoRemoteError):
+    """The actor is not of the remote id the reference names."""
+class MailboxFull(KameoRemoteError):
+    """The actor's mailbox is full (an immediate send)."""
+class ReplyTimeout(KameoRemoteError):
+    """The actor did not reply within the reply timeout."""
+class SerializeMessage(KameoRemoteError):
+    """The message could not be serialized."""
+class DeserializeMessage(KameoRemoteError):
+    """The actor could not read the message as its message type."""
+class SerializeReply(KameoRemoteError):
+    """The actor's reply could not be serialized."""
+class SerializeHandlerError(KameoRemoteError):
+    """The handler's error could not be serialized."""
+class DeserializeHandlerError(KameoRemoteError):
+    """The handler's error could not be deserialized."""
+class SwarmNotBootstrapped(KameoRemoteError):
+    """The remote node's swarm is not bootstrapped."""
+class DialFailure(KameoRemoteError):
+    """The peer could not be dialed (or the dial timed out)."""
+class NetworkTimeout(KameoRemoteError):
+    """The request timed out (the node's ``request_timeout``)."""
+class ConnectionClosed(KameoRemoteError):
+    """The connection closed before the response came."""
+class UnsupportedProtocols(KameoRemoteError):
+    """The peer does not speak /kameo/messaging/1.0.0."""
+class RemoteIoError(KameoRemoteError):
+    """An I/O error on the request's stream (kameo's ``RemoteSendError::Io``)."""
+class RegistryError(KameoRemoteError):
+    """A lookup or registration failed (kameo's ``RegistryError``): ``code`` is
+    ``KAMEO_REGISTRY_TIMEOUT``, ``KAMEO_NAME_ALREADY_REGISTERED``, ..."""
+class NodeClosed(KameoRemoteError):
+    """The node is closed (or closed while the operation was in flight)."""
+class NodeStartError(KameoRemoteError):
+    """The node could not start (a listen address could not be bound, ...)."""
+
+class UnknownActor(KameoRemoteError):
+    """No actor of that remote id is known (``actor_remote_id``)."""
+
+    actor_remote_id: str | None
+
+class UnknownMessage(KameoRemoteError):
+    """The actor type has no message of that remote id (``actor_remote_id``,
+    ``message_remote_id``). Raise it from a served handler for a message it does not know."""
+
+    actor_remote_id: str | None
+    message_remote_id: str | None
+
+class HandlerError(KameoRemoteError):
+    """The actor's handler returned an error: ``value`` is the error value (unpacked from
+    ``payload``, its MessagePack bytes). Raise ``HandlerError(value)`` from a served handler
+    to reply with that error value."""
+
+    value: Any
+    payload: bytes | None
+    def __init__(self, value: Any = None, *, payload: bytes | None = None, message: str | None = None) -> None: ...
+
+class RemoteActorRef:
+    """An actor found by :meth:`Node.lookup` (or registered by :meth:`Node.register`)."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        """Not for use: references come from :meth:`Node.lookup`, :meth:`Node.lookup_all`
+        and :meth:`Node.register` (raises ``TypeError``)."""
+    actor_id: dict[str, Any]
+    """``{"sequence_id": int, "peer_id": str | None}``."""
+    remote_id: str
+    """The actor type's ``RemoteActor::REMOTE_ID``."""
+    @property
+    def peer_id(self) -> str | None:
+        """The base58 id of the peer hosting the actor."""
+    @property
+    def node(self) -> Node:
+        """The node this reference sends through."""
+    async def ask(
+        self,
+        message_remote_id: str,
+        value: Any = None,
+        *,
+        mailbox_timeout: _DurationLike = None,
+        reply_timeout: _DurationLike = None,
+        immediate: bool = False,
+        raw: bool = False,
+    ) -> Any:
+        """Ask the actor: ``value`` is packed as ``rmp_serde::to_vec_named`` writes it and
+        the reply unpacked; with ``raw=True`` both are bytes as they are. Raises a
+        :class:`KameoRemoteError` subclass."""
+    async def tell(
+        self,
+        message_remote_id: str,
+        value: Any = None,
+        *,
+        mailbox_timeout: _DurationLike = None,
+        immediate: bool = False,
+        raw: bool = False,
+    ) -> None:
+        """Tell the actor (no reply); returns once the remote node has the message."""
+
+class _AskTellHandler(Protocol):
+    def ask(self, message_remote_id: str, value: Any, /) -> Any: ...
+
+_Handler = _AskTellHandler | Callable[[str, Any], Any] | Any
+
+class Node:
+    """A Kameo node this program owns: ``node = await Node.start(...)``; close it with
+    ``await node.close()`` or ``async with``."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        """Not for use: start a node with ``await Node.start(...)`` (raises ``TypeError``)."""
+    @classmethod
+    async def start(
+        cls,
+        *,
+        keypair_seed: _Bytes | None = None,
+        listen: str | Iterable[str] = ("/ip4/127.0.0.1/tcp/0",),
+        bootstrap: str | Iterable[str] = (),
+        mdns: bool = False,
+        request_timeout: _DurationLike = 10.0,
+        dial_timeout: _DurationLike = 10.0,
+    ) -> Node:
+        """Start a node listening on ``listen`` and dial the ``bootstrap`` peers before it
+        returns. Raises :class:`NodeStartError`, :class:`DialFailure` or
+        :class:`KameoError` ``KAMEO_INVALID_ARGUMENT``."""
+    @property
+    def peer_id(self) -> str:
+        """This node's peer id, base58."""
+    @property
+    def listen_addrs(self) -> list[str]:
+        """The addresses it listens on, each ending in ``/p2p/<peer id>``."""
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+    async def __aenter__(self) -> Node: ...
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None: ...
+    async def dial(self, multiaddr: str) -> None:
+        """Dial a peer; raises :class:`DialFailure` if it cannot be reached within
+        ``dial_timeout``."""
+    async def lookup(self, name: str) -> RemoteActorRef | None:
+        """The first actor registered under ``name``, or ``None`` once the DHT query ends
+        without one."""
+    def lookup_all(self, name: str) -> AsyncIterator[RemoteActorRef]:
+        """Every actor registered under ``name``, as the DHT query finds them."""
+    async def register(self, name: str, handler: _Handler, *, remote_id: str, raw: bool = False) -> RemoteActorRef:
+        """Register an actor of type ``remote_id`` under ``name`` as kameo does; its asks
+        and tells reach ``handler`` (``ask``/``tell`` methods or a callable, sync or
+        async). What ``ask`` returns is the reply; ``HandlerError(value)`` replies with that
+        error value, another exception with ``str(exc)``."""
+    async def unregister(self, name: str) -> bool:
+        """Stop serving ``name``; returns whether it was registered."""
+    async def close(self) -> None:
+        """Close the node; operations in flight fail with :class:`NodeClosed`. Idempotent."""

@@ -29,6 +29,8 @@ pub mod cbor;
 pub mod ids;
 pub mod model;
 pub mod msgpack;
+#[cfg(feature = "peer")]
+pub mod peer;
 pub mod value;
 
 pub use cbor::MAX_DEPTH;
