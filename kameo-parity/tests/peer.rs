@@ -273,3 +273,154 @@ fn start_and_close_leak_no_threads_or_descriptors() {
     assert!(threads_after <= threads + 8, "threads {threads} -> {threads_after}");
     assert!(fds_after <= fds + 16, "descriptors {fds} -> {fds_after}");
 }
+
+/// Requests as raw bytes on kameo's messaging protocol: what a broken or
+/// hostile peer can send.
+#[derive(Clone, Default)]
+struct RawCodec;
+
+#[async_trait::async_trait]
+impl libp2p::request_response::Codec for RawCodec {
+    type Protocol = libp2p::StreamProtocol;
+    type Request = Vec<u8>;
+    type Response = Vec<u8>;
+
+    async fn read_request<T: futures::AsyncRead + Unpin + Send>(&mut self, _: &Self::Protocol, io: &mut T) -> std::io::Result<Vec<u8>> {
+        let mut v = Vec::new();
+        futures::AsyncReadExt::read_to_end(io, &mut v).await?;
+        Ok(v)
+    }
+    async fn read_response<T: futures::AsyncRead + Unpin + Send>(&mut self, _: &Self::Protocol, io: &mut T) -> std::io::Result<Vec<u8>> {
+        let mut v = Vec::new();
+        futures::AsyncReadExt::read_to_end(io, &mut v).await?;
+        Ok(v)
+    }
+    async fn write_request<T: futures::AsyncWrite + Unpin + Send>(&mut self, _: &Self::Protocol, io: &mut T, req: Vec<u8>) -> std::io::Result<()> {
+        futures::AsyncWriteExt::write_all(io, &req).await?;
+        futures::AsyncWriteExt::close(io).await
+    }
+    async fn write_response<T: futures::AsyncWrite + Unpin + Send>(&mut self, _: &Self::Protocol, io: &mut T, res: Vec<u8>) -> std::io::Result<()> {
+        futures::AsyncWriteExt::write_all(io, &res).await?;
+        futures::AsyncWriteExt::close(io).await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_requests_are_dropped_and_the_node_keeps_serving() {
+    use futures::StreamExt;
+    use libp2p::request_response::{self, ProtocolSupport};
+    use libp2p::swarm::SwarmEvent;
+
+    let (peer, mut inbound) = Peer::start(PeerConfig::default()).expect("starts");
+    let me = bounded(peer.register("victim", "polywire.test.Peerside")).await.expect("register");
+    std::thread::spawn(move || {
+        while let Some(req) = inbound.blocking_recv() {
+            let payload = req.payload.clone();
+            req.respond(Ok(payload));
+        }
+    });
+    let addr: libp2p::Multiaddr = peer.listen_addrs()[0].parse().expect("multiaddr");
+    let target: libp2p::PeerId = peer.peer_id().parse().expect("peer id");
+
+    let mut client = libp2p::SwarmBuilder::with_new_identity()
+        .with_tokio()
+        .with_tcp(libp2p::tcp::Config::default(), libp2p::noise::Config::new, libp2p::yamux::Config::default)
+        .expect("tcp")
+        .with_behaviour(|_| {
+            request_response::Behaviour::<RawCodec>::new(
+                [(libp2p::StreamProtocol::new(polywire::kameo::MESSAGING_PROTOCOL), ProtocolSupport::Outbound)],
+                request_response::Config::default().with_request_timeout(Duration::from_secs(5)),
+            )
+        })
+        .expect("behaviour")
+        .build();
+    client.dial(addr).expect("dial");
+
+    // Each request, and what came back: the response bytes, or why there were none.
+    async fn send(
+        client: &mut libp2p::Swarm<request_response::Behaviour<RawCodec>>,
+        target: libp2p::PeerId,
+        bytes: Vec<u8>,
+    ) -> Result<Vec<u8>, String> {
+        let id = client.behaviour_mut().send_request(&target, bytes);
+        loop {
+            match client.select_next_some().await {
+                SwarmEvent::Behaviour(request_response::Event::Message {
+                    message: request_response::Message::Response { request_id, response },
+                    ..
+                }) if request_id == id => return Ok(response),
+                SwarmEvent::Behaviour(request_response::Event::OutboundFailure { request_id, error, .. }) if request_id == id => {
+                    return Err(error.to_string())
+                }
+                _ => {}
+            }
+        }
+    }
+
+    let valid = polywire::kameo::encode_request(&polywire::kameo::SwarmRequest::Ask {
+        actor_id: me.actor_id(),
+        actor_remote_id: "polywire.test.Peerside".into(),
+        message_remote_id: "echo".into(),
+        payload: pack(json!("still here")),
+        mailbox_timeout: None,
+        reply_timeout: None,
+        immediate: false,
+    });
+    let garbage: Vec<Vec<u8>> = vec![
+        vec![],
+        vec![0xff, 0x00, 0x13],
+        valid[..valid.len() / 2].to_vec(),
+        vec![0xbf; 4096],
+        b"{\"Ask\": 1}".to_vec(),
+        vec![0xa1, 0x63, b'A', b's', b'k', 0xa0],
+    ];
+    for bytes in garbage {
+        let answer = bounded(send(&mut client, target, bytes.clone())).await;
+        // kameo's codec rejects such a request and drops the stream: no
+        // response (the raw client reads the closed stream as empty bytes,
+        // or fails).
+        assert!(answer.as_ref().map_or(true, Vec::is_empty), "{bytes:02x?} got a response: {answer:?}");
+    }
+    // The node is still serving, on the same connection and through the API.
+    let response = bounded(send(&mut client, target, valid)).await.expect("a response");
+    match polywire::kameo::decode_response(&response).expect("a kameo response") {
+        polywire::kameo::SwarmResponse::Ask(Ok(reply)) => assert_eq!(unpack(&reply), json!("still here")),
+        other => panic!("expected the echo, got {other:?}"),
+    }
+    let v = bounded(peer.ask(&me, "echo", pack(json!(1)), SendOptions::default())).await.expect("ask");
+    assert_eq!(unpack(&v), json!(1));
+    peer.close();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quic_to_a_kameo_node() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kameo-node"))
+        .arg("--quic")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("kameo-node starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let ready = lines.recv_timeout(WAIT).expect("READY");
+    let addr = ready.split(' ').nth(2).expect("address").to_owned();
+    assert!(addr.contains("/quic-v1/"), "{addr}");
+    let (peer, _inbound) = Peer::start(PeerConfig {
+        listen: vec!["/ip4/127.0.0.1/udp/0/quic-v1".into()],
+        bootstrap: vec![addr],
+        ..PeerConfig::default()
+    })
+    .expect("starts over QUIC");
+    assert!(peer.listen_addrs()[0].contains("/quic-v1/"));
+    let counter = bounded(peer.lookup("counter")).await.expect("lookup").expect("found");
+    let n = bounded(peer.ask(&counter, "inc", pack(json!({"amount": 3})), SendOptions::default())).await.expect("inc");
+    assert_eq!(unpack(&n), json!(3));
+    peer.close();
+    let _ = child.kill();
+    let _ = child.wait();
+}
