@@ -12,7 +12,7 @@
 //! arrive the same way (kind [`INBOUND`]) as `_InboundRequest` objects, which
 //! the wrapper answers with `respond` or `fail`.
 
-use std::sync::{mpsc, Mutex};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
 use polywire::kameo::model::RemoteSendError;
@@ -57,7 +57,50 @@ struct Completion {
     done: Done,
 }
 
-type Completions = mpsc::Sender<Completion>;
+/// Where completions go: to the notifier thread, or (POSIX event loops) to
+/// a queue that the loop drains when a byte arrives on `wakeup_fd`, so that
+/// an answer reaches the loop in one hop and no thread but the loop's ever
+/// takes the GIL for it.
+#[derive(Clone)]
+enum Completions {
+    Thread(mpsc::Sender<Completion>),
+    #[cfg(unix)]
+    Queue(Arc<WakeQueue>),
+}
+
+#[cfg(unix)]
+struct WakeQueue {
+    items: Mutex<Vec<Completion>>,
+    /// The write end: a byte when the queue stops being empty.
+    wake: std::os::unix::net::UnixStream,
+    /// The read end, whose descriptor the loop watches.
+    watch: std::os::unix::net::UnixStream,
+}
+
+impl Completions {
+    fn send(&self, c: Completion) -> Result<(), ()> {
+        match self {
+            Completions::Thread(tx) => tx.send(c).map_err(|_| ()),
+            #[cfg(unix)]
+            Completions::Queue(q) => {
+                let was_empty = match q.items.lock() {
+                    Ok(mut items) => {
+                        let was_empty = items.is_empty();
+                        items.push(c);
+                        was_empty
+                    }
+                    Err(_) => return Err(()),
+                };
+                if was_empty {
+                    // Non-blocking: a full socket buffer already holds a
+                    // wake-up byte, which is all the loop needs.
+                    let _ = std::io::Write::write(&mut &q.wake, &[1]);
+                }
+                Ok(())
+            }
+        }
+    }
+}
 
 /// The answer to one operation. If it is dropped unsent (the node closed and
 /// dropped the task waiting on it), it answers `KAMEO_NODE_CLOSED`.
@@ -76,6 +119,7 @@ impl Reply {
             let _ = tx.send(Completion { token: self.token, done });
         }
     }
+
 
     /// A further item of a stream (lookups), before the final answer.
     fn item(&self, done: Done) {
@@ -126,30 +170,30 @@ fn error_tuple<'py>(py: Python<'py>, e: &PeerError) -> PyResult<Bound<'py, PyTup
 
 /// Calls `notify` for each completion, until every sender is gone (the node
 /// closed and its last operation was answered) or Python is shutting down.
+fn to_py<'py>(py: Python<'py>, done: Done) -> PyResult<(u8, Bound<'py, PyAny>)> {
+    match done {
+        Done::Unit => Ok((OK, py.None().into_bound(py))),
+        Done::Bytes(b) => Ok((OK, PyBytes::new(py, &b).into_any())),
+        Done::Bool(b) => Ok((OK, pyo3::types::PyBool::new(py, b).to_owned().into_any())),
+        Done::Actor(a) => actor_tuple(py, &a).map(|t| (OK, t.into_any())),
+        Done::LookupItem(a) => actor_tuple(py, &a).map(|t| (LOOKUP_ITEM, t.into_any())),
+        Done::LookupEnd => Ok((LOOKUP_END, py.None().into_bound(py))),
+        Done::Inbound(req) => Bound::new(py, InboundRequest::new(req)).map(|r| (INBOUND, r.into_any())),
+        Done::Err(e) => error_tuple(py, &e).map(|t| (ERROR, t.into_any())),
+    }
+}
+
 fn run_notifier(rx: mpsc::Receiver<Completion>, notify: Py<PyAny>) {
     while let Ok(Completion { token, done }) = rx.recv() {
-        let attached = Python::try_attach(|py| {
-            let call = |kind: u8, value: Bound<'_, PyAny>| {
+        let attached = Python::try_attach(|py| match to_py(py, done) {
+            Ok((kind, value)) => {
                 if let Err(e) = notify.call1(py, (token, kind, value)) {
                     // The wrapper's notify does not raise; if it did (its loop
                     // is closed), the error is reported, not lost silently.
                     e.write_unraisable(py, None);
                 }
-            };
-            let value = match done {
-                Done::Unit => Ok((OK, py.None().into_bound(py))),
-                Done::Bytes(b) => Ok((OK, PyBytes::new(py, &b).into_any())),
-                Done::Bool(b) => Ok((OK, pyo3::types::PyBool::new(py, b).to_owned().into_any())),
-                Done::Actor(a) => actor_tuple(py, &a).map(|t| (OK, t.into_any())),
-                Done::LookupItem(a) => actor_tuple(py, &a).map(|t| (LOOKUP_ITEM, t.into_any())),
-                Done::LookupEnd => Ok((LOOKUP_END, py.None().into_bound(py))),
-                Done::Inbound(req) => Bound::new(py, InboundRequest::new(req)).map(|r| (INBOUND, r.into_any())),
-                Done::Err(e) => error_tuple(py, &e).map(|t| (ERROR, t.into_any())),
-            };
-            match value {
-                Ok((kind, value)) => call(kind, value),
-                Err(e) => e.write_unraisable(py, None),
             }
+            Err(e) => e.write_unraisable(py, None),
         });
         if attached.is_none() {
             break;
@@ -189,6 +233,8 @@ struct PeerNode {
     peer: Peer,
     completions: Mutex<Option<Completions>>,
     notifier: Mutex<Option<std::thread::JoinHandle<()>>>,
+    #[cfg(unix)]
+    queue: Option<Arc<WakeQueue>>,
 }
 
 impl PeerNode {
@@ -215,11 +261,13 @@ impl PeerNode {
 #[pymethods]
 impl PeerNode {
     /// Start a node (blocks until it listens; call it off the event loop).
+    /// `notify` None: completions queue up for `drain`, announced by a byte
+    /// on `wakeup_fd` (POSIX only); else the notifier thread calls it.
     #[new]
     #[pyo3(signature = (notify, keypair_seed, listen, bootstrap, mdns, request_timeout, dial_timeout))]
     fn new(
         py: Python<'_>,
-        notify: Py<PyAny>,
+        notify: Option<Py<PyAny>>,
         keypair_seed: Option<Vec<u8>>,
         listen: Vec<String>,
         bootstrap: Vec<String>,
@@ -242,12 +290,34 @@ impl PeerNode {
             dial_timeout: seconds("dial_timeout", Some(dial_timeout))?.unwrap_or_default(),
             ..PeerConfig::default()
         };
+        #[cfg(unix)]
+        let queue = match notify {
+            Some(_) => None,
+            None => {
+                let (wake, watch) = std::os::unix::net::UnixStream::pair()
+                    .and_then(|(a, b)| a.set_nonblocking(true).and(b.set_nonblocking(true)).map(|()| (a, b)))
+                    .map_err(|e| invalid(format!("could not create the wake-up socket: {e}")))?;
+                Some(Arc::new(WakeQueue { items: Mutex::new(Vec::new()), wake, watch }))
+            }
+        };
         let (peer, mut inbound) = py.detach(|| Peer::start(config)).map_err(|e| peer_error_now(py, &e))?;
-        let (tx, rx) = mpsc::channel();
-        let notifier = std::thread::Builder::new()
-            .name("polywire-kameo-notify".into())
-            .spawn(move || run_notifier(rx, notify))
-            .map_err(|e| invalid(format!("could not start the notifier thread: {e}")))?;
+        let (tx, notifier) = match notify {
+            Some(notify) => {
+                let (tx, rx) = mpsc::channel();
+                let notifier = std::thread::Builder::new()
+                    .name("polywire-kameo-notify".into())
+                    .spawn(move || run_notifier(rx, notify))
+                    .map_err(|e| invalid(format!("could not start the notifier thread: {e}")))?;
+                (Completions::Thread(tx), Some(notifier))
+            }
+            #[cfg(unix)]
+            None => match &queue {
+                Some(q) => (Completions::Queue(q.clone()), None),
+                None => return Err(invalid("no completion queue".into())),
+            },
+            #[cfg(not(unix))]
+            None => return Err(invalid("notify is required on this platform".into())),
+        };
         let forward = tx.clone();
         peer.spawn(async move {
             while let Some(req) = inbound.recv().await {
@@ -256,7 +326,44 @@ impl PeerNode {
                 }
             }
         });
-        Ok(PeerNode { peer, completions: Mutex::new(Some(tx)), notifier: Mutex::new(Some(notifier)) })
+        Ok(PeerNode {
+            peer,
+            completions: Mutex::new(Some(tx)),
+            notifier: Mutex::new(notifier),
+            #[cfg(unix)]
+            queue,
+        })
+    }
+
+    /// The descriptor to watch for readability (queue mode), else None.
+    #[getter]
+    fn wakeup_fd(&self) -> Option<i32> {
+        #[cfg(unix)]
+        {
+            use std::os::fd::AsRawFd;
+            self.queue.as_ref().map(|q| q.watch.as_raw_fd())
+        }
+        #[cfg(not(unix))]
+        None
+    }
+
+    /// The completions queued since the last call, as `(token, kind, value)`
+    /// (queue mode; empty otherwise). Call it when `wakeup_fd` is readable.
+    fn drain<'py>(&self, py: Python<'py>) -> PyResult<Vec<(u64, u8, Bound<'py, PyAny>)>> {
+        #[cfg(unix)]
+        if let Some(q) = &self.queue {
+            // The wake-up bytes first: a completion queued after this read
+            // finds the queue empty again and writes a new byte.
+            let mut buf = [0u8; 256];
+            while matches!(std::io::Read::read(&mut &q.watch, &mut buf), Ok(n) if n > 0) {}
+            let items = q.items.lock().map(|mut i| std::mem::take(&mut *i)).unwrap_or_default();
+            return items
+                .into_iter()
+                .map(|Completion { token, done }| to_py(py, done).map(|(kind, value)| (token, kind, value)))
+                .collect();
+        }
+        let _ = py;
+        Ok(Vec::new())
     }
 
     #[getter]

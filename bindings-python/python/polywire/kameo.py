@@ -251,6 +251,7 @@ def tell(
 
 import asyncio as _asyncio
 import inspect as _inspect
+import sys as _sys
 import itertools as _itertools
 import weakref as _weakref
 
@@ -600,14 +601,31 @@ class Node:
             except RuntimeError:
                 pass  # the loop is closed: nobody is waiting any more
 
+        # On POSIX the loop watches the node's wake-up descriptor and drains its
+        # answers itself (one hop from the node's thread); elsewhere a notifier
+        # thread hands each answer over with call_soon_threadsafe.
+        queue_mode = _sys.platform != "win32" and hasattr(loop, "add_reader")
+
         def make():
-            return _peer._PeerNode(notify, keypair_seed, listen_l, bootstrap_l, mdns, rt if rt is not None else 10.0, dt if dt is not None else 10.0)
+            return _peer._PeerNode(None if queue_mode else notify, keypair_seed, listen_l, bootstrap_l, mdns,
+                                   rt if rt is not None else 10.0, dt if dt is not None else 10.0)
 
         try:
             self._native = await loop.run_in_executor(None, make)
         except KameoError as e:
             raise _peer_error((e.code, str(e), "DialFailure" if e.code == "KAMEO_DIAL_FAILURE" else None, None, None)) from None
+        self._wakeup_fd = self._native.wakeup_fd
+        if self._wakeup_fd is not None:
+            try:
+                loop.add_reader(self._wakeup_fd, self._drain)
+            except NotImplementedError:
+                await loop.run_in_executor(None, self._native.close)
+                raise NodeStartError("this event loop cannot watch descriptors (add_reader)") from None
         return self
+
+    def _drain(self) -> None:
+        for token, kind, value in self._native.drain():
+            self._complete(token, kind, value)
 
     # -- state
 
@@ -771,6 +789,9 @@ class Node:
             return
         self._closed = True
         await self._loop.run_in_executor(None, self._native.close)
+        if self._wakeup_fd is not None:
+            self._loop.remove_reader(self._wakeup_fd)
+            self._drain()
         # The node answered everything in flight with KAMEO_NODE_CLOSED; anything the
         # loop has not seen yet is failed here.
         pending, self._pending = self._pending, {}
