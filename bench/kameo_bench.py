@@ -16,7 +16,8 @@ from its own process or thread of control:
 * Node: ``polywire/kameo``'s ``Node`` (bench/kameo_bench.mjs, a subprocess).
 
 Each client first warms up, then asks N times with 1 ask in flight (latency: p50, p99, asks/s)
-and N times with 64 in flight (asks/s). Ratios are to Rust's figures of the same run.
+and N times with 64 in flight (asks/s). The clients take turns for a few rounds; each figure is
+the median over the rounds, and the ratios are to Rust's figures of the same run.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import json
 import os
 import pathlib
 import platform
+import statistics
 import subprocess
 import sys
 import threading
@@ -119,18 +121,24 @@ def node_client(server: KameoNode, asks: int) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--asks", type=int, default=5000)
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds; each figure is the median")
     ap.add_argument("--quick", action="store_true", help="a short run, to check that it works")
     args = ap.parse_args()
     asks = 640 if args.quick else args.asks
+    rounds = 1 if args.quick else args.rounds
     server = KameoNode()
+    runs: dict = {"Rust kameo": [], "Python polywire": [], "Node polywire": []}
     try:
-        results = {"Rust kameo": rust(server, asks)}
-        results["Python polywire"] = asyncio.run(python_client(server, asks))
-        results["Node polywire"] = node_client(server, asks)
+        for _ in range(rounds):
+            runs["Rust kameo"].append(rust(server, asks))
+            runs["Python polywire"].append(asyncio.run(python_client(server, asks)))
+            runs["Node polywire"].append(node_client(server, asks))
     finally:
         server.close()
+    results = {name: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for name, rs in runs.items()}
     base = results["Rust kameo"]
-    print(f"# Kameo ask round trip on loopback, {asks} asks of `get`; {platform.machine()}, {os.cpu_count()} cores")
+    print(f"# Kameo ask round trip on loopback, {asks} asks of `get`, median of {rounds} interleaved rounds; "
+          f"{platform.machine()}, {os.cpu_count()} cores")
     print()
     print("| client -> kameo 0.22.2 | p50 (1 in flight) | p99 | asks/s, 1 in flight | asks/s, 64 in flight | p50 / Rust | asks/s (64) / Rust |")
     print("|---|---:|---:|---:|---:|---:|---:|")
