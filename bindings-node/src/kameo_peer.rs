@@ -459,22 +459,11 @@ impl KameoInboundRequest {
     /// MessagePack value; `message`: the text of the variants holding one).
     #[napi]
     pub fn fail(&self, variant: String, payload: Option<Buffer>, message: Option<String>) -> Result<()> {
-        let message = message.unwrap_or_default();
-        let e = match variant.as_str() {
-            "HandlerError" => RemoteSendError::HandlerError(payload.map(|p| p.to_vec()).unwrap_or_default()),
-            "UnknownMessage" => RemoteSendError::UnknownMessage {
-                actor_remote_id: self.actor_remote_id.clone(),
-                message_remote_id: self.message_remote_id.clone(),
-            },
-            "UnknownActor" => RemoteSendError::UnknownActor { actor_remote_id: self.actor_remote_id.clone() },
-            "SerializeMessage" => RemoteSendError::SerializeMessage(message),
-            "DeserializeMessage" => RemoteSendError::DeserializeMessage(message),
-            "SerializeReply" => RemoteSendError::SerializeReply(message),
-            "SerializeHandlerError" => RemoteSendError::SerializeHandlerError(message),
-            "DeserializeHandlerError" => RemoteSendError::DeserializeHandlerError(message),
-            other => RemoteSendError::unit_from_name(other)
-                .ok_or_else(|| invalid(format!("{other:?} is not a RemoteSendError variant")))?,
-        };
+        let guard = self.request.lock().map_err(|_| invalid("the request is poisoned".into()))?;
+        let Some(req) = guard.as_ref() else { return Ok(()) };
+        let e = peer::send_error_from_variant(&variant, payload.map(|p| p.to_vec()), message, req)
+            .ok_or_else(|| invalid(format!("{variant:?} is not a RemoteSendError variant")))?;
+        drop(guard);
         self.answer(Err(e));
         Ok(())
     }

@@ -169,6 +169,34 @@ impl std::fmt::Display for PeerError {
 
 impl std::error::Error for PeerError {}
 
+/// The error a program's handler answers with, by `RemoteSendError`
+/// variant name (the bindings' `fail(variant, payload, message)`):
+/// `HandlerError` holds `payload` (MessagePack), the variants that hold text
+/// hold `message`, `UnknownActor`/`UnknownMessage` name the request's ids;
+/// `None` for a name that is no variant.
+pub fn send_error_from_variant(
+    variant: &str,
+    payload: Option<Vec<u8>>,
+    message: Option<String>,
+    request: &InboundRequest,
+) -> Option<RemoteSendError<Vec<u8>>> {
+    let message = message.unwrap_or_default();
+    Some(match variant {
+        "HandlerError" => RemoteSendError::HandlerError(payload.unwrap_or_default()),
+        "UnknownMessage" => RemoteSendError::UnknownMessage {
+            actor_remote_id: request.actor_remote_id.clone(),
+            message_remote_id: request.message_remote_id.clone(),
+        },
+        "UnknownActor" => RemoteSendError::UnknownActor { actor_remote_id: request.actor_remote_id.clone() },
+        "SerializeMessage" => RemoteSendError::SerializeMessage(message),
+        "DeserializeMessage" => RemoteSendError::DeserializeMessage(message),
+        "SerializeReply" => RemoteSendError::SerializeReply(message),
+        "SerializeHandlerError" => RemoteSendError::SerializeHandlerError(message),
+        "DeserializeHandlerError" => RemoteSendError::DeserializeHandlerError(message),
+        other => return RemoteSendError::unit_from_name(other),
+    })
+}
+
 /// `KAMEO_` + the variant name in upper snake case.
 pub fn send_error_code<E>(e: &RemoteSendError<E>) -> &'static str {
     match e {
