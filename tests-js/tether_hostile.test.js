@@ -113,7 +113,7 @@ test('sparse arrays and huge lengths fail fast', () => {
     a.length = len
     const t0 = process.hrtime.bigint()
     assert.equal(codeOf(() => tether.encode(a)), 'TETHER_SPARSE_ARRAY')
-    assert.ok(Number(process.hrtime.bigint() - t0) < 1e8, 'fails fast')
+    assert.ok(Number(process.hrtime.bigint() - t0) < 2e9, 'fails fast (no walk of the holes)')
   }
   const huge = []
   huge.length = 2 ** 32 - 1
@@ -241,16 +241,18 @@ function bestMs(f, runs = 3) {
   return best
 }
 
-test('decode is linear: a 255-deep chain around 250,000 nils (1 MB) in well under a second', () => {
+test('decode is linear: a 255-deep chain around 250,000 nils (1 MB), then 2,500,000 (10 MB)', () => {
   const o = { maxDepth: 256 }
   const mb = chain(255, 250_000)
   const ms = bestMs(() => tether.decode(mb, o))
-  assert.ok(ms < 500, `1 MB decode took ${ms} ms`)
+  // Absolute bounds 10x above the quadratic decoder's 1 MB time would be
+  // flaky on a loaded machine; these only catch a return of the 40 s walk.
+  assert.ok(ms < 5000, `1 MB decode took ${ms} ms`)
   const answer = Buffer.concat([Buffer.from([0x20, 0, 0, 0x1d]), mb])
-  assert.ok(bestMs(() => tether.decodeAnswer(answer, o)) < 500)
-  assert.ok(bestMs(() => tether.decodeResultHex(tether.toHex(answer), o)) < 1000)
+  assert.ok(bestMs(() => tether.decodeAnswer(answer, o)) < 5000)
+  assert.ok(bestMs(() => tether.decodeResultHex(tether.toHex(answer), o)) < 10000)
   const v = tether.decode(mb, o)
-  assert.ok(bestMs(() => tether.encode(v, o)) < 500)
+  assert.ok(bestMs(() => tether.encode(v, o)) < 5000)
   // 1 MB -> 10 MB: ten times the input, at most 30 times the time (linear
   // with a generous margin for a busy machine; the old decoder took 5.6 s for
   // 100 KB and 40 s for 1 MB here).
@@ -259,7 +261,7 @@ test('decode is linear: a 255-deep chain around 250,000 nils (1 MB) in well unde
   const tLarge = bestMs(() => tether.decode(large, o), 2)
   assert.ok(tLarge < 30 * tSmall, `1 MB: ${tSmall} ms, 10 MB: ${tLarge} ms`)
   const send = Buffer.concat([tether.encodeMessageSend(1, 'x', []).subarray(0, -8), Buffer.from([0x20, 0, 0, 8, 0, 0, 0, 1]), mb])
-  assert.ok(bestMs(() => tether.decodeMessageSend(send, { maxDepth: 257 })) < 500)
+  assert.ok(bestMs(() => tether.decodeMessageSend(send, { maxDepth: 257 })) < 5000)
 })
 
 test('RSS stays flat over 300,000 synchronous encodes', () => {
