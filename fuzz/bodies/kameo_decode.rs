@@ -1,7 +1,9 @@
 //! Kameo: the request, response, registration, peer-id and MessagePack
 //! decoders on arbitrary bytes must return (an error or a value), never
 //! panic or exhaust the stack, and whatever decodes must re-encode to bytes
-//! that decode to the same value.
+//! that decode to the same value. The messaging decoders (cbor4ii through
+//! serde) and the hand-written reader that explains their rejections must
+//! judge every input alike, and the two encoders write the same bytes.
 //!
 //! Shared by the cargo-fuzz target and `core/tests/fuzz_corpus.rs`, which
 //! replays the committed seeds (`fuzz/corpus-seed/kameo_decode/`) on stable.
@@ -9,14 +11,18 @@
 use polywire::kameo::{self as pk, msgpack};
 
 pub fn kameo_decode(data: &[u8]) {
+    assert_eq!(pk::decode_request_prefix(data).ok(), pk::paths::decode_request_handwritten(data).ok());
+    assert_eq!(pk::decode_response_prefix(data).ok(), pk::paths::decode_response_handwritten(data).ok());
     if let Ok((req, used)) = pk::decode_request_prefix(data) {
         assert!(used <= data.len());
         let again = pk::encode_request(&req);
+        assert_eq!(pk::paths::encode_request_serde(&req), again);
         assert_eq!(pk::decode_request(&again).unwrap(), req);
         assert_eq!(pk::request_from_value(&pk::request_to_value(&req)).unwrap(), req);
     }
     if let Ok(resp) = pk::decode_response(data) {
         let again = pk::encode_response(&resp);
+        assert_eq!(pk::paths::encode_response_handwritten(&resp), again);
         assert_eq!(pk::decode_response(&again).unwrap(), resp);
         assert_eq!(pk::response_from_value(&pk::response_to_value(&resp)).unwrap(), resp);
     }

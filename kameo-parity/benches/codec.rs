@@ -1,13 +1,11 @@
-//! polywire's hand-written Kameo codec against the crates kameo itself
-//! writes with, on the same messages: CBOR requests and responses through
-//! cbor4ii's serde (what libp2p's request-response cbor codec runs) with
-//! kameo's own `SwarmRequest`/`SwarmResponse` types, and MessagePack through
-//! `rmp_serde::to_vec_named` / `from_slice` (what kameo packs payloads with).
-//!
-//! Both sides do the whole job a binding asks for: polywire from bytes to its
-//! `Value` tree (what the bindings convert to Python and JavaScript values)
-//! and back; serde from bytes to kameo's types (or a `serde_json::Value` for
-//! MessagePack) and back.
+//! The two implementations of polywire's Kameo messaging CBOR on the same
+//! messages, model <-> bytes: serde's derives on kameo's declarations through
+//! cbor4ii (what libp2p's request-response cbor codec runs; `polywire::kameo`
+//! uses it) and the hand-written writer and reader (`pk::paths::*_handwritten`,
+//! which now only explain rejected inputs), with kameo's own types through
+//! cbor4ii for reference and the cost of the bindings' `Value` conversion.
+//! Then MessagePack: polywire's packer against `rmp_serde::to_vec_named` /
+//! `from_slice` (what kameo packs payloads with) on a `serde_json::Value`.
 //!
 //! Run: cargo bench -p kameo-parity --bench codec
 
@@ -54,42 +52,66 @@ fn main() {
     let kresp: KResp = KResp::Ask(Ok(payload.clone()));
     let resp_wire = cbor4ii::serde::to_vec(Vec::new(), &kresp).unwrap();
 
+    let req = pk::decode_request(&wire).unwrap();
+    assert_eq!(pk::paths::encode_request_handwritten(&req), wire);
     println!("SwarmRequest::Ask ({} bytes)", wire.len());
-    let a = time("polywire encode (Value -> bytes)", wire.len(), || {
-        let v = pk::request_to_value(&pk::decode_request(&wire).unwrap());
-        black_box(pk::encode_request(&pk::request_from_value(black_box(&v)).unwrap()));
+    let hand_enc = time("hand-written encode (model -> bytes)", wire.len(), || {
+        black_box(pk::paths::encode_request_handwritten(black_box(&req)));
     });
-    let v = pk::request_to_value(&pk::decode_request(&wire).unwrap());
-    let enc = time("polywire encode only (Value -> bytes)", wire.len(), || {
-        black_box(pk::encode_request(&pk::request_from_value(black_box(&v)).unwrap()));
+    let serde_enc = time("serde + cbor4ii encode (model -> bytes)", wire.len(), || {
+        black_box(pk::paths::encode_request_serde(black_box(&req)));
     });
-    let senc = time("cbor4ii serde encode (kameo type -> bytes)", wire.len(), || {
+    time("  kameo's own type through cbor4ii", wire.len(), || {
         black_box(cbor4ii::serde::to_vec(Vec::new(), black_box(&kreq)).unwrap());
     });
-    let dec = time("polywire decode (bytes -> Value)", wire.len(), || {
-        black_box(pk::request_to_value(&pk::decode_request(black_box(&wire)).unwrap()));
+    let hand_dec = time("hand-written decode (bytes -> model)", wire.len(), || {
+        black_box(pk::paths::decode_request_handwritten(black_box(&wire)).unwrap());
     });
-    let sdec = time("cbor4ii serde decode (bytes -> kameo type)", wire.len(), || {
+    let serde_dec = time("serde + cbor4ii decode (bytes -> model)", wire.len(), || {
+        black_box(pk::decode_request_prefix(black_box(&wire)).unwrap());
+    });
+    time("  kameo's own type through cbor4ii", wire.len(), || {
         black_box(cbor4ii::serde::from_slice::<KReq>(black_box(&wire)).unwrap());
     });
-    let _ = a;
-    println!("  encode: polywire / serde = {:.2}; decode: polywire / serde = {:.2}", enc / senc, dec / sdec);
-
-    println!("SwarmResponse::Ask(Ok) ({} bytes)", resp_wire.len());
-    let rv = pk::response_to_value(&pk::decode_response(&resp_wire).unwrap());
-    let enc = time("polywire encode (Value -> bytes)", resp_wire.len(), || {
-        black_box(pk::encode_response(&pk::response_from_value(black_box(&rv)).unwrap()));
+    let v = pk::request_to_value(&req);
+    time("Value -> model (the bindings' extra step)", wire.len(), || {
+        black_box(pk::request_from_value(black_box(&v)).unwrap());
     });
-    let senc = time("cbor4ii serde encode (kameo type -> bytes)", resp_wire.len(), || {
+    time("model -> Value", wire.len(), || {
+        black_box(pk::request_to_value(black_box(&req)));
+    });
+    println!(
+        "  encode: hand-written / serde = {:.2}; decode: hand-written / serde = {:.2}",
+        hand_enc / serde_enc,
+        hand_dec / serde_dec
+    );
+
+    let resp = pk::decode_response(&resp_wire).unwrap();
+    assert_eq!(pk::paths::encode_response_handwritten(&resp), resp_wire);
+    println!("SwarmResponse::Ask(Ok) ({} bytes)", resp_wire.len());
+    let hand_enc = time("hand-written encode (model -> bytes)", resp_wire.len(), || {
+        black_box(pk::paths::encode_response_handwritten(black_box(&resp)));
+    });
+    let serde_enc = time("serde + cbor4ii encode (model -> bytes)", resp_wire.len(), || {
+        black_box(pk::paths::encode_response_serde(black_box(&resp)));
+    });
+    time("  kameo's own type through cbor4ii", resp_wire.len(), || {
         black_box(cbor4ii::serde::to_vec(Vec::new(), black_box(&kresp)).unwrap());
     });
-    let dec = time("polywire decode (bytes -> Value)", resp_wire.len(), || {
-        black_box(pk::response_to_value(&pk::decode_response(black_box(&resp_wire)).unwrap()));
+    let hand_dec = time("hand-written decode (bytes -> model)", resp_wire.len(), || {
+        black_box(pk::paths::decode_response_handwritten(black_box(&resp_wire)).unwrap());
     });
-    let sdec = time("cbor4ii serde decode (bytes -> kameo type)", resp_wire.len(), || {
+    let serde_dec = time("serde + cbor4ii decode (bytes -> model)", resp_wire.len(), || {
+        black_box(pk::decode_response_prefix(black_box(&resp_wire)).unwrap());
+    });
+    time("  kameo's own type through cbor4ii", resp_wire.len(), || {
         black_box(cbor4ii::serde::from_slice::<KResp>(black_box(&resp_wire)).unwrap());
     });
-    println!("  encode: polywire / serde = {:.2}; decode: polywire / serde = {:.2}", enc / senc, dec / sdec);
+    println!(
+        "  encode: hand-written / serde = {:.2}; decode: hand-written / serde = {:.2}",
+        hand_enc / serde_enc,
+        hand_dec / serde_dec
+    );
 
     let doc = serde_json::json!({"id": 7, "name": "counter", "tags": ["a", "b", "c"], "score": 0.5,
         "items": (0..20).map(|i| serde_json::json!({"k": i, "v": format!("value {i}"), "ok": i % 2 == 0})).collect::<Vec<_>>()});

@@ -37,7 +37,8 @@ it rejects, raising :class:`KameoError` (a ``ValueError``) with ``code`` and
 ``offset``; where kameo itself panics (an actor id shorter than 8 bytes, a short
 registration) it raises too. Nesting is limited to kameo's depth budget of 256.
 
-Error codes: ``KAMEO_EOF``, ``KAMEO_CBOR_TYPE``, ``KAMEO_CBOR_UNSUPPORTED``,
+Error codes: ``KAMEO_EOF``, ``KAMEO_CBOR`` (cbor4ii, which decides, rejects an input
+the reader that explains rejections would accept: not seen in the tests), ``KAMEO_CBOR_TYPE``, ``KAMEO_CBOR_UNSUPPORTED``,
 ``KAMEO_DEPTH_LIMIT``, ``KAMEO_LENGTH_OVERFLOW``, ``KAMEO_INVALID_UTF8``,
 ``KAMEO_UNKNOWN_VARIANT``, ``KAMEO_UNKNOWN_FIELD``, ``KAMEO_MISSING_FIELD``,
 ``KAMEO_DUPLICATE_FIELD``, ``KAMEO_DURATION_OVERFLOW``, ``KAMEO_ACTOR_ID_TOO_SHORT``,
