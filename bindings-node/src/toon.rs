@@ -295,7 +295,7 @@ unsafe fn write_short(hay: &[u8], len: usize, dst: *mut u8) -> Option<usize> {
     let mut i = 0;
     while i < len {
         let b;
-        #[cfg(all(target_arch = "x86_64", not(polywire_portable)))]
+        #[cfg(all(target_arch = "x86_64", not(any(polywire_portable, feature = "portable"))))]
         if i + 16 <= readable {
             use std::arch::x86_64::*;
             // SSE2 (every x86-64): one compare for control characters and
@@ -1163,7 +1163,7 @@ fn utf16_push_utf8(src: &[u16], out: &mut Vec<u8>) -> bool {
     // the four-byte room given to `encode_utf8` too); reads stay within `src`.
     unsafe {
         while i < src.len() {
-            #[cfg(all(target_arch = "x86_64", not(polywire_portable)))]
+            #[cfg(all(target_arch = "x86_64", not(any(polywire_portable, feature = "portable"))))]
             {
                 use std::arch::x86_64::*;
                 while i + 8 <= src.len() {
@@ -1228,7 +1228,7 @@ fn utf8_to_utf16(s: &str, out: &mut Vec<u16>) {
     // and `i` is always at a char boundary.
     unsafe {
         while i < b.len() {
-            #[cfg(all(target_arch = "x86_64", not(polywire_portable)))]
+            #[cfg(all(target_arch = "x86_64", not(any(polywire_portable, feature = "portable"))))]
             {
                 use std::arch::x86_64::*;
                 while i + 16 <= b.len() {

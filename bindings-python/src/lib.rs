@@ -23,6 +23,9 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _polywire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // Whether the x86_64 SIMD paths are compiled in (scripts/test-portable.sh
+    // checks that its build has them off, here and in the core).
+    m.add("_simd", polywire::SIMD && cfg!(all(target_arch = "x86_64", not(any(polywire_portable, feature = "portable")))))?;
     pydict::init(m.py())?;
     errors::register(m)?;
     errors::register_type_error(m)?;

@@ -65,7 +65,7 @@ fn census(b: &[u8]) -> (usize, u8) {
     let mut continuation = 0usize;
     let mut widest = 0u8;
     let mut i = 0;
-    #[cfg(all(target_arch = "x86_64", not(polywire_portable)))]
+    #[cfg(all(target_arch = "x86_64", not(any(polywire_portable, feature = "portable"))))]
     // SAFETY: SSE2 is part of x86_64; loads stay within `b`.
     unsafe {
         use std::arch::x86_64::*;
@@ -103,7 +103,7 @@ fn census(b: &[u8]) -> (usize, u8) {
 trait Unit: Copy {
     fn of(c: u32) -> Self;
     /// Write 16 ASCII bytes `v` widened to units at `out`.
-    #[cfg(all(target_arch = "x86_64", not(polywire_portable)))]
+    #[cfg(all(target_arch = "x86_64", not(any(polywire_portable, feature = "portable"))))]
     unsafe fn widen16(v: std::arch::x86_64::__m128i, out: *mut Self);
 }
 
@@ -112,7 +112,7 @@ impl Unit for u8 {
     fn of(c: u32) -> Self {
         c as u8
     }
-    #[cfg(all(target_arch = "x86_64", not(polywire_portable)))]
+    #[cfg(all(target_arch = "x86_64", not(any(polywire_portable, feature = "portable"))))]
     #[inline(always)]
     unsafe fn widen16(v: std::arch::x86_64::__m128i, out: *mut Self) {
         std::arch::x86_64::_mm_storeu_si128(out as *mut _, v);
@@ -124,7 +124,7 @@ impl Unit for u16 {
     fn of(c: u32) -> Self {
         c as u16
     }
-    #[cfg(all(target_arch = "x86_64", not(polywire_portable)))]
+    #[cfg(all(target_arch = "x86_64", not(any(polywire_portable, feature = "portable"))))]
     #[inline(always)]
     unsafe fn widen16(v: std::arch::x86_64::__m128i, out: *mut Self) {
         use std::arch::x86_64::*;
@@ -139,7 +139,7 @@ impl Unit for u32 {
     fn of(c: u32) -> Self {
         c
     }
-    #[cfg(all(target_arch = "x86_64", not(polywire_portable)))]
+    #[cfg(all(target_arch = "x86_64", not(any(polywire_portable, feature = "portable"))))]
     #[inline(always)]
     unsafe fn widen16(v: std::arch::x86_64::__m128i, out: *mut Self) {
         use std::arch::x86_64::*;
@@ -164,7 +164,7 @@ unsafe fn fill<U: Unit>(b: &[u8], out: *mut U) -> usize {
     let mut o = 0;
     let n = b.len();
     while i < n {
-        #[cfg(all(target_arch = "x86_64", not(polywire_portable)))]
+        #[cfg(all(target_arch = "x86_64", not(any(polywire_portable, feature = "portable"))))]
         {
             use std::arch::x86_64::*;
             while i + 16 <= n {

@@ -58,7 +58,7 @@ pub fn find_special(bytes: &[u8], from: usize) -> usize {
     const HI: u64 = 0x8080_8080_8080_8080;
     let mut i = from;
     // Sixteen bytes a step where SSE2 is part of the target (every x86_64).
-    #[cfg(all(target_arch = "x86_64", not(polywire_portable)))]
+    #[cfg(all(target_arch = "x86_64", not(any(polywire_portable, feature = "portable"))))]
     while i + 16 <= bytes.len() {
         use std::arch::x86_64::*;
         // SAFETY: SSE2 is baseline on x86_64; the load reads bytes[i..i + 16].

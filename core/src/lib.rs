@@ -12,9 +12,15 @@
 //!   encodings, Hugging Face `tokenizer.json`).
 //! - [`json`]: the `JSON.stringify`-exact JSON layer the others share.
 //!
-//! Hot paths use SSE2 (and AVX2 where the processor has it) on x86_64. Building
-//! with `RUSTFLAGS="--cfg polywire_portable"` forces the portable code that
-//! every other processor runs, so it is tested on x86_64 too (CI does).
+//! Hot paths use SSE2 (and AVX2 where the processor has it) on x86_64. The
+//! feature `portable` (or `RUSTFLAGS="--cfg polywire_portable"`) forces the
+//! portable code that every other processor runs, so it is tested on x86_64
+//! too (CI does, with the feature: unlike a cfg in RUSTFLAGS, it rebuilds only
+//! polywire's own crates).
+
+/// Whether this build runs the x86_64 SIMD paths (false on other processors
+/// and with the feature `portable`); CI checks that its portable builds are.
+pub const SIMD: bool = cfg!(all(target_arch = "x86_64", not(any(polywire_portable, feature = "portable"))));
 
 pub mod axon;
 pub mod error;
@@ -27,3 +33,14 @@ pub mod toon;
 pub mod tokens;
 
 pub use error::{Error, Format, Position, Result};
+
+#[cfg(test)]
+mod tests {
+    /// Run by scripts/test-portable.sh: a build with the feature `portable`
+    /// (or the cfg) has the SIMD paths off, a default x86_64 build has them on.
+    #[test]
+    fn portable_paths_are_on() {
+        let portable = cfg!(any(polywire_portable, feature = "portable"));
+        assert_eq!(super::SIMD, cfg!(target_arch = "x86_64") && !portable);
+    }
+}

@@ -3,6 +3,7 @@ from types import ModuleType
 
 __all__ = [
     "__version__",
+    "_simd",
     "PolywireError",
     "PolywireTypeError",
     "KadoError",
@@ -22,6 +23,8 @@ __all__ = [
 ]
 
 __version__: str
+_simd: bool
+"""Whether the x86_64 SIMD paths are compiled in (off in CI's portable build)."""
 
 class PolywireError(ValueError):
     """Base class of every polywire error."""

@@ -648,13 +648,13 @@ fn push_other_f64(out: &mut String, f: f64) {
 /// string (`quote`: the bytes that force quotes, `delim` among them).
 #[inline]
 fn push_string(out: &mut String, s: &str, quote: &[bool; 256], delim: u8) {
-    #[cfg(all(target_arch = "x86_64", not(polywire_portable)))]
+    #[cfg(all(target_arch = "x86_64", not(any(polywire_portable, feature = "portable"))))]
     if s.len() >= 16 {
         push_long_string(out, s, delim);
         return;
     }
     // Elsewhere `quote` covers the delimiter alone.
-    #[cfg(any(not(target_arch = "x86_64"), polywire_portable))]
+    #[cfg(any(not(target_arch = "x86_64"), polywire_portable, feature = "portable"))]
     let _ = delim;
     if is_safe_unquoted(s, quote) {
         push_piece(out, s);
@@ -674,7 +674,7 @@ fn push_string(out: &mut String, s: &str, quote: &[bool; 256], delim: u8) {
 /// opening quote; at the first byte to escape, [`push_escaped`] goes on
 /// from there. (AVX2: 22K fewer instructions per encode of the repos
 /// benchmark, about 2% faster.)
-#[cfg(all(target_arch = "x86_64", not(polywire_portable)))]
+#[cfg(all(target_arch = "x86_64", not(any(polywire_portable, feature = "portable"))))]
 fn push_long_string(out: &mut String, s: &str, delim: u8) {
     if s.len() <= 32 {
         push_two_vector_string(out, s, delim)
@@ -691,7 +691,7 @@ fn push_long_string(out: &mut String, s: &str, delim: u8) {
 /// looked at before anything is written: a byte to escape sends the string
 /// to [`push_quoted`]; otherwise it is written after an opening quote or
 /// not, without a branch. (A third of the instructions of the loop.)
-#[cfg(all(target_arch = "x86_64", not(polywire_portable)))]
+#[cfg(all(target_arch = "x86_64", not(any(polywire_portable, feature = "portable"))))]
 #[inline(always)]
 fn push_two_vector_string(out: &mut String, s: &str, delim: u8) {
     use std::arch::x86_64::*;
@@ -742,7 +742,7 @@ fn push_two_vector_string(out: &mut String, s: &str, delim: u8) {
 /// looking like a number (`is_safe_unquoted`'s other tests: "true",
 /// "false" and "null" are shorter; a number starts with a digit or a sign,
 /// and a leading `-` forces quotes anyway).
-#[cfg(all(target_arch = "x86_64", not(polywire_portable)))]
+#[cfg(all(target_arch = "x86_64", not(any(polywire_portable, feature = "portable"))))]
 #[inline(always)]
 fn long_string_forced(b: &[u8]) -> bool {
     matches!(b[0], b' ' | b'\t' | b'-' | b'#')
@@ -753,7 +753,7 @@ fn long_string_forced(b: &[u8]) -> bool {
 /// The body of [`push_long_string`] for one vector width: `$vector` the
 /// type, `$width` its bytes, then its load, store, byte compare, byte
 /// broadcast, or, unsigned byte maximum and byte mask intrinsics.
-#[cfg(all(target_arch = "x86_64", not(polywire_portable)))]
+#[cfg(all(target_arch = "x86_64", not(any(polywire_portable, feature = "portable"))))]
 macro_rules! push_long_string_body {
     ($out:ident, $s:ident, $delim:ident, $vector:ty, $width:expr, $load:ident, $store:ident, $cmpeq:ident, $set1:ident, $or:ident, $max:ident, $movemask:ident) => {{
         let b = $s.as_bytes();
@@ -815,7 +815,7 @@ macro_rules! push_long_string_body {
 }
 
 /// [`push_long_string`] sixteen bytes a step (SSE2 is baseline on x86_64).
-#[cfg(all(target_arch = "x86_64", not(polywire_portable)))]
+#[cfg(all(target_arch = "x86_64", not(any(polywire_portable, feature = "portable"))))]
 fn push_long_string_sse2(out: &mut String, s: &str, delim: u8) {
     use std::arch::x86_64::*;
     push_long_string_body!(
@@ -827,7 +827,7 @@ fn push_long_string_sse2(out: &mut String, s: &str, delim: u8) {
 /// [`push_long_string`] 32 bytes a step, for strings of at least 32 bytes.
 ///
 /// SAFETY: the processor must have AVX2.
-#[cfg(all(target_arch = "x86_64", not(polywire_portable)))]
+#[cfg(all(target_arch = "x86_64", not(any(polywire_portable, feature = "portable"))))]
 #[target_feature(enable = "avx2")]
 unsafe fn push_long_string_avx2(out: &mut String, s: &str, delim: u8) {
     use std::arch::x86_64::*;
@@ -1946,7 +1946,7 @@ mod tests {
                 push_string_slowly(&mut slow, s, delim);
                 assert_eq!(fast, slow, "{delim} {s:?}");
                 // Each vector width on its own, whichever `push_string` took.
-                #[cfg(all(target_arch = "x86_64", not(polywire_portable)))]
+                #[cfg(all(target_arch = "x86_64", not(any(polywire_portable, feature = "portable"))))]
                 {
                     if s.len() >= 16 {
                         let mut sse2 = "ab".to_owned();
