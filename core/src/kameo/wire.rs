@@ -427,31 +427,41 @@ fn stop_reason_ref(reason: &model::ActorStopReason) -> ActorStopReason<'_> {
     }
 }
 
+/// `RemoteSendError` variant for variant from `$from` to `$to` (both enum
+/// names in scope): `$text` converts each string, `$inner` the handler error;
+/// extra arms cover what only the source has.
+macro_rules! map_send_error {
+    ($e:expr, $from:ident => $to:ident, $text:expr, $inner:expr $(, $extra:pat => $out:expr)*) => {
+        match $e {
+            $from::ActorNotRunning => $to::ActorNotRunning,
+            $from::ActorStopped => $to::ActorStopped,
+            $from::UnknownActor { actor_remote_id } => $to::UnknownActor { actor_remote_id: $text(actor_remote_id) },
+            $from::UnknownMessage { actor_remote_id, message_remote_id } => $to::UnknownMessage {
+                actor_remote_id: $text(actor_remote_id),
+                message_remote_id: $text(message_remote_id),
+            },
+            $from::BadActorType => $to::BadActorType,
+            $from::MailboxFull => $to::MailboxFull,
+            $from::ReplyTimeout => $to::ReplyTimeout,
+            $from::HandlerError(x) => $to::HandlerError($inner(x)),
+            $from::SerializeMessage(m) => $to::SerializeMessage($text(m)),
+            $from::DeserializeMessage(m) => $to::DeserializeMessage($text(m)),
+            $from::SerializeReply(m) => $to::SerializeReply($text(m)),
+            $from::SerializeHandlerError(m) => $to::SerializeHandlerError($text(m)),
+            $from::DeserializeHandlerError(m) => $to::DeserializeHandlerError($text(m)),
+            $from::SwarmNotBootstrapped => $to::SwarmNotBootstrapped,
+            $from::DialFailure => $to::DialFailure,
+            $from::NetworkTimeout => $to::NetworkTimeout,
+            $from::ConnectionClosed => $to::ConnectionClosed,
+            $from::UnsupportedProtocols => $to::UnsupportedProtocols,
+            $($extra => $out,)*
+        }
+    };
+}
+
 fn send_error_ref<'a, E, W>(e: &'a model::RemoteSendError<E>, inner: impl FnOnce(&'a E) -> W) -> RemoteSendError<'a, W> {
     use model::RemoteSendError as M;
-    match e {
-        M::ActorNotRunning => RemoteSendError::ActorNotRunning,
-        M::ActorStopped => RemoteSendError::ActorStopped,
-        M::UnknownActor { actor_remote_id } => RemoteSendError::UnknownActor { actor_remote_id: s(actor_remote_id) },
-        M::UnknownMessage { actor_remote_id, message_remote_id } => RemoteSendError::UnknownMessage {
-            actor_remote_id: s(actor_remote_id),
-            message_remote_id: s(message_remote_id),
-        },
-        M::BadActorType => RemoteSendError::BadActorType,
-        M::MailboxFull => RemoteSendError::MailboxFull,
-        M::ReplyTimeout => RemoteSendError::ReplyTimeout,
-        M::HandlerError(x) => RemoteSendError::HandlerError(inner(x)),
-        M::SerializeMessage(m) => RemoteSendError::SerializeMessage(s(m)),
-        M::DeserializeMessage(m) => RemoteSendError::DeserializeMessage(s(m)),
-        M::SerializeReply(m) => RemoteSendError::SerializeReply(s(m)),
-        M::SerializeHandlerError(m) => RemoteSendError::SerializeHandlerError(s(m)),
-        M::DeserializeHandlerError(m) => RemoteSendError::DeserializeHandlerError(s(m)),
-        M::SwarmNotBootstrapped => RemoteSendError::SwarmNotBootstrapped,
-        M::DialFailure => RemoteSendError::DialFailure,
-        M::NetworkTimeout => RemoteSendError::NetworkTimeout,
-        M::ConnectionClosed => RemoteSendError::ConnectionClosed,
-        M::UnsupportedProtocols => RemoteSendError::UnsupportedProtocols,
-    }
+    map_send_error!(e, M => RemoteSendError, |t: &'a String| s(t), inner)
 }
 
 fn never_ref(e: &std::convert::Infallible) -> Infallible {
@@ -569,31 +579,9 @@ fn into_stop_reason(reason: ActorStopReason<'_>) -> model::ActorStopReason {
 
 fn into_send_error<W, E>(e: RemoteSendError<'_, W>, inner: impl FnOnce(W) -> E) -> model::RemoteSendError<E> {
     use model::RemoteSendError as M;
-    match e {
-        RemoteSendError::ActorNotRunning => M::ActorNotRunning,
-        RemoteSendError::ActorStopped => M::ActorStopped,
-        RemoteSendError::UnknownActor { actor_remote_id } => M::UnknownActor { actor_remote_id: owned(actor_remote_id) },
-        RemoteSendError::UnknownMessage { actor_remote_id, message_remote_id } => M::UnknownMessage {
-            actor_remote_id: owned(actor_remote_id),
-            message_remote_id: owned(message_remote_id),
-        },
-        RemoteSendError::BadActorType => M::BadActorType,
-        RemoteSendError::MailboxFull => M::MailboxFull,
-        RemoteSendError::ReplyTimeout => M::ReplyTimeout,
-        RemoteSendError::HandlerError(x) => M::HandlerError(inner(x)),
-        RemoteSendError::SerializeMessage(m) => M::SerializeMessage(owned(m)),
-        RemoteSendError::DeserializeMessage(m) => M::DeserializeMessage(owned(m)),
-        RemoteSendError::SerializeReply(m) => M::SerializeReply(owned(m)),
-        RemoteSendError::SerializeHandlerError(m) => M::SerializeHandlerError(owned(m)),
-        RemoteSendError::DeserializeHandlerError(m) => M::DeserializeHandlerError(owned(m)),
-        RemoteSendError::SwarmNotBootstrapped => M::SwarmNotBootstrapped,
-        RemoteSendError::DialFailure => M::DialFailure,
-        RemoteSendError::NetworkTimeout => M::NetworkTimeout,
-        RemoteSendError::ConnectionClosed => M::ConnectionClosed,
-        RemoteSendError::UnsupportedProtocols => M::UnsupportedProtocols,
+    map_send_error!(e, RemoteSendError => M, owned, inner,
         // serde(skip): never decoded.
-        RemoteSendError::Io(()) => unreachable!("RemoteSendError::Io has no wire form"),
-    }
+        RemoteSendError::Io(()) => unreachable!("RemoteSendError::Io has no wire form"))
 }
 
 fn into_never(e: Infallible) -> std::convert::Infallible {
