@@ -22,6 +22,9 @@ mod toon_encode;
 mod toon_events;
 #[path = "../../fuzz/bodies/toon_roundtrip.rs"]
 mod toon_roundtrip;
+#[cfg(feature = "tokens")]
+#[path = "../../fuzz/bodies/tokens_count.rs"]
+mod tokens_count;
 
 fn replay(target: &str, body: fn(&[u8])) {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus-seed").join(target);
@@ -61,6 +64,12 @@ replay_each!(
     toon_events,
     toon_roundtrip,
 );
+
+#[cfg(feature = "tokens")]
+#[test]
+fn tokens_count() {
+    replay("tokens_count", tokens_count::tokens_count);
+}
 
 /// The round-trip property on stable, over inputs a seeded generator makes
 /// (cargo-fuzz explores beyond them with coverage feedback).
