@@ -87,7 +87,22 @@ switch (pattern) {
 // to a steady state first.)
 const warm = pattern === 'toon-instance' ? count : Math.min(1000, count / 10)
 for (let i = 0; i < warm; i++) step()
-const before = rssMb()
-for (let i = 0; i < count; i++) step()
-const after = rssMb()
+// Then 2 x count steps with 8 RSS samples in each half. Garbage makes RSS
+// swing by +-15 MB either way from one sample to the next (V8 gives pages
+// back and takes them again); a leak only climbs. The growth is the median
+// of the second half's samples minus the first half's, which are count steps
+// apart on average: a leak shows in full, a swing in neither median.
+const samples = []
+const every = Math.max(1, Math.floor(count / 8))
+for (let i = 1; i <= 2 * count; i++) {
+  step()
+  if (i % every === 0) samples.push(rssMb())
+}
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.floor(s.length / 2)]
+}
+const half = Math.floor(samples.length / 2)
+const before = median(samples.slice(0, half))
+const after = median(samples.slice(half))
 process.stdout.write(JSON.stringify({ pattern, count, before: Math.round(before), after: Math.round(after), growth: Math.round(after - before) }) + '\n')
