@@ -101,7 +101,7 @@ pub fn decode_request_prefix(data: &[u8]) -> Result<(SwarmRequest, usize)> {
 /// its byte offset and `KAMEO_*` code. Should that reader accept it (the two
 /// disagree, which the parity tests and fuzz targets look for), cbor4ii's
 /// verdict stands.
-fn explain<T>(hand: Result<T>, why: &str) -> Error {
+fn explain<T>(hand: Result<T>, why: &wire::DecodeError) -> Error {
     match hand {
         Err(e) => e,
         Ok(_) => err("KAMEO_CBOR", format!("kameo's CBOR decoder (cbor4ii) rejects this input: {why}")),

@@ -75,14 +75,16 @@ impl<'de> cbor4ii::core::dec::Read<'de> for CountingReader<'de> {
     }
 }
 
+/// cbor4ii's decode error (its text is only needed in the rare case the
+/// hand-written reader does not explain a rejection).
+pub(crate) type DecodeError = cbor4ii::serde::DecodeError<std::convert::Infallible>;
+
 /// Decode a `T` from the start of `data` as `cbor4ii::serde::from_slice`
-/// does; also the number of bytes the body took, or cbor4ii's error text.
-pub(crate) fn from_slice_prefix<'a, T: Deserialize<'a>>(data: &'a [u8]) -> Result<(T, usize), String> {
+/// does; also the number of bytes the body took.
+pub(crate) fn from_slice_prefix<'a, T: Deserialize<'a>>(data: &'a [u8]) -> Result<(T, usize), DecodeError> {
     let mut de = cbor4ii::serde::Deserializer::new(CountingReader::new(data));
-    match T::deserialize(&mut de) {
-        Ok(value) => Ok((value, de.into_inner().pos)),
-        Err(e) => Err(e.to_string()),
-    }
+    let value = T::deserialize(&mut de)?;
+    Ok((value, de.into_inner().pos))
 }
 
 /// `cbor4ii::serde::to_vec`; the writer is a `Vec`, so the only possible
