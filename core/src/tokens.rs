@@ -95,7 +95,7 @@ const MEMO_MAX_PIECE: usize = 16;
 /// punctuation, indentation), so most lookups end here.
 const MEMO_SLOTS: usize = 1 << 13;
 /// Texts in all at least this long are counted on two threads.
-const PARALLEL_FROM: usize = 96 * 1024;
+const PARALLEL_FROM: usize = 32 * 1024;
 /// The Unicode scanner hands back to the ASCII one at a cut point that this
 /// many ASCII bytes follow (switching costs a search for cut points).
 const ASCII_AHEAD: usize = 32;
@@ -140,6 +140,87 @@ impl std::fmt::Debug for Bpe {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Bpe").field("encoding", &self.encoding).field("tokens", &self.ranks.len()).finish()
     }
+}
+
+/// Where the pre-tokenizer hands its pieces: one by one, or (a counter's
+/// fast path) a whole run of ASCII text at a time.
+trait Pieces<'t> {
+    fn piece(&mut self, piece: &'t [u8]);
+
+    /// The pieces of `run`, ASCII text that starts at a cut point (see
+    /// [`is_cut`]) and ends at one or at the end.
+    fn ascii_run(&mut self, bpe: &Bpe, run: &'t [u8]) {
+        let mut i = 0;
+        while i < run.len() {
+            let e = bpe.ascii_piece_end(run, i);
+            self.piece(&run[i..e]);
+            i = e;
+        }
+    }
+}
+
+impl<'t, F: FnMut(&'t [u8])> Pieces<'t> for F {
+    #[inline]
+    fn piece(&mut self, piece: &'t [u8]) {
+        self(piece)
+    }
+}
+
+/// [`Bpe::count`]'s sink: the sum of the pieces' counts.
+struct Counter<'b, 'm> {
+    bpe: &'b Bpe,
+    memo: Option<&'m mut Memo>,
+    n: usize,
+}
+
+impl<'t> Pieces<'t> for Counter<'_, '_> {
+    #[inline]
+    fn piece(&mut self, piece: &'t [u8]) {
+        self.n += self.bpe.count_piece(piece, self.memo.as_deref_mut());
+    }
+
+    /// Scans and counts in one loop ([`count_ascii_run`]).
+    fn ascii_run(&mut self, bpe: &Bpe, run: &'t [u8]) {
+        let Some(memo) = self.memo.as_deref_mut().filter(|m| !m.is_empty()) else {
+            let mut i = 0;
+            while i < run.len() {
+                let e = bpe.ascii_piece_end(run, i);
+                self.n += self.bpe.count_piece(&run[i..e], None);
+                i = e;
+            }
+            return;
+        };
+        self.n += match bpe.encoding {
+            Encoding::O200kBase => count_ascii_run(bpe, run, memo, o200k_ascii_piece),
+            Encoding::Cl100kBase => count_ascii_run(bpe, run, memo, cl100k_ascii_piece),
+        };
+    }
+}
+
+/// The count of an ASCII run (see [`Counter`]), with the encoding's scanner
+/// inlined. A piece of 2..=16 bytes is packed into its memo key with two
+/// 8-byte loads from the run and a mask, not a copy (but in the run's last
+/// 16 bytes).
+#[inline(always)]
+fn count_ascii_run(bpe: &Bpe, run: &[u8], memo: &mut Memo, piece_end: impl Fn(&[u8], usize) -> usize) -> usize {
+    let mut n = 0;
+    let mut i = 0;
+    while i < run.len() {
+        let e = piece_end(run, i);
+        let len = e - i;
+        n += if len == 1 {
+            1
+        } else if len <= MEMO_MAX_PIECE && i + 16 <= run.len() {
+            let word = |k: usize| u64::from_le_bytes(run[k..k + 8].try_into().unwrap_or_default());
+            let mask = |bytes: usize| if bytes >= 8 { u64::MAX } else { (1u64 << (8 * bytes)) - 1 };
+            let (a, b) = if len <= 8 { (word(i) & mask(len), 0) } else { (word(i), word(i + 8) & mask(len - 8)) };
+            bpe.memo_count(&run[i..e], a, b, memo)
+        } else {
+            bpe.count_piece(&run[i..e], Some(&mut *memo))
+        };
+        i = e;
+    }
+    n
 }
 
 static O200K: OnceLock<Bpe> = OnceLock::new();
@@ -189,16 +270,16 @@ impl Bpe {
                     m.resize(MEMO_SLOTS, MemoSlot::default());
                 }
             }
-            let mut n = 0;
-            self.for_each_piece(text, |piece| n += self.count_piece(piece, memo.as_deref_mut()));
-            n
+            let mut counter = Counter { bpe: self, memo, n: 0 };
+            self.for_each_piece(text, &mut counter);
+            counter.n
         })
     }
 
     /// The token ids of `text`, as `enc.encode_ordinary(text)` gives them.
     pub fn encode(&self, text: &str) -> Vec<u32> {
         let mut out = Vec::with_capacity(text.len() / 3);
-        self.for_each_piece(text, |piece| match self.ranks.get(piece) {
+        self.for_each_piece(text, &mut |piece| match self.ranks.get(piece) {
             Some(&rank) => out.push(rank),
             None => self.merge(piece, |token| out.push(self.rank(token))),
         });
@@ -208,7 +289,7 @@ impl Bpe {
     /// The pieces of `text` as tiktoken's regex cuts it.
     pub fn split<'t>(&self, text: &'t str) -> Vec<&'t str> {
         let mut out = Vec::new();
-        self.for_each_piece(text, |piece| {
+        self.for_each_piece(text, &mut |piece| {
             // Pieces are whole characters of `text`.
             out.push(std::str::from_utf8(piece).unwrap_or_default());
         });
@@ -220,7 +301,7 @@ impl Bpe {
         self.ranks.get(token).copied().unwrap_or(u32::MAX)
     }
 
-    fn for_each_piece<'t>(&self, text: &'t str, mut f: impl FnMut(&'t [u8])) {
+    fn for_each_piece<'t>(&self, text: &'t str, f: &mut impl Pieces<'t>) {
         // ASCII runs go to the ASCII scanner, up to the last cut point (see
         // `is_cut`) before a non-ASCII character; from there, the Unicode
         // scanner, until a piece ends at a cut point that a long ASCII run
@@ -231,24 +312,21 @@ impl Bpe {
         let mut start = 0;
         while start < b.len() {
             let Some(q) = first_non_ascii(b, start) else {
-                self.ascii_pieces(&b[start..], &mut f);
+                f.ascii_run(self, &b[start..]);
                 return;
             };
             let before = (start + 1..=q).rev().find(|&p| is_cut(b, p)).unwrap_or(start);
-            self.ascii_pieces(&b[start..before], &mut f);
-            start = self.unicode_pieces(b, before, true, &mut f);
+            f.ascii_run(self, &b[start..before]);
+            start = self.unicode_pieces(b, before, true, f);
         }
     }
 
-    fn ascii_pieces<'t>(&self, b: &'t [u8], f: &mut impl FnMut(&'t [u8])) {
-        let mut i = 0;
-        while i < b.len() {
-            let e = match self.encoding {
-                Encoding::O200kBase => o200k_ascii_piece(b, i),
-                Encoding::Cl100kBase => cl100k_ascii_piece(b, i),
-            };
-            f(&b[i..e]);
-            i = e;
+    /// The end of the piece at `i` of an ASCII run `b`.
+    #[inline]
+    fn ascii_piece_end(&self, b: &[u8], i: usize) -> usize {
+        match self.encoding {
+            Encoding::O200kBase => o200k_ascii_piece(b, i),
+            Encoding::Cl100kBase => cl100k_ascii_piece(b, i),
         }
     }
 
@@ -256,7 +334,7 @@ impl Bpe {
     /// the Unicode scanner finds them: to the end, or with `to_ascii` only
     /// up to a cut point that [`ASCII_AHEAD`] ASCII bytes (or the end)
     /// follow. Returns where it stopped.
-    fn unicode_pieces<'t>(&self, b: &'t [u8], mut i: usize, to_ascii: bool, f: &mut impl FnMut(&'t [u8])) -> usize {
+    fn unicode_pieces<'t>(&self, b: &'t [u8], mut i: usize, to_ascii: bool, f: &mut impl Pieces<'t>) -> usize {
         while i < b.len() {
             let e = match self.encoding {
                 Encoding::O200kBase => self.classes.o200k_piece(b, i),
@@ -266,7 +344,7 @@ impl Bpe {
             // `b`; were a scanner wrong there, the rest would count as one
             // piece rather than loop or panic.
             let e = if e > i && e <= b.len() { e } else { b.len() };
-            f(&b[i..e]);
+            f.piece(&b[i..e]);
             i = e;
             if to_ascii
                 && b.get(i).is_some_and(u8::is_ascii)
@@ -288,14 +366,28 @@ impl Bpe {
             return self.uncached_count(piece);
         };
         let (a, b) = pack(piece);
+        self.memo_count(piece, a, b, memo)
+    }
+
+    /// The count of `piece` (2..=[`MEMO_MAX_PIECE`] bytes, packed as `a`,
+    /// `b`) from the memo, or counted and remembered.
+    #[inline]
+    fn memo_count(&self, piece: &[u8], a: u64, b: u64, memo: &mut Memo) -> usize {
         let len = piece.len() as u32;
         let h = (a ^ b.rotate_left(29) ^ u64::from(len)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let slot = &mut memo[(h >> 40) as usize & (MEMO_SLOTS - 1)];
-        if slot.len == len && slot.a == a && slot.b == b {
-            return slot.count as usize;
+        // Two ways: a piece may sit in either slot of its pair; a new one
+        // takes the first, after moving the first to the second.
+        let set = (h >> 40) as usize & (MEMO_SLOTS - 2);
+        let hit = |s: &MemoSlot| s.len == len && s.a == a && s.b == b;
+        if hit(&memo[set]) {
+            return memo[set].count as usize;
+        }
+        if hit(&memo[set + 1]) {
+            return memo[set + 1].count as usize;
         }
         let n = self.uncached_count(piece);
-        *slot = MemoSlot { a, b, len, count: n as u32 };
+        memo[set + 1] = memo[set];
+        memo[set] = MemoSlot { a, b, len, count: n as u32 };
         n
     }
 
@@ -408,7 +500,7 @@ impl Bpe {
 /// independently (the whole text's pieces are the parts' pieces):
 ///
 /// - (a) after a `\n` followed by spaces or tabs (or none) and then an ASCII
-///   character that is neither white space nor `/`;
+///   character that is not white space (nor a `/` right after the `\n`);
 /// - (b) before a space that follows an ASCII character other than white space.
 ///
 /// No piece crosses such a point, and the patterns behave at a part's end as
@@ -430,9 +522,11 @@ fn is_cut(b: &[u8], p: usize) -> bool {
         return false;
     }
     let prev = b[p - 1];
-    if b[p] == b' ' {
-        return prev.is_ascii() && !is_space(prev);
+    if b[p] == b' ' && prev.is_ascii() && !is_space(prev) {
+        return true;
     }
+    // (A space after a line break falls through: the indentation of the
+    // next line.)
     if prev != b'\n' {
         return false;
     }
@@ -530,23 +624,93 @@ fn letters_start(b: &[u8], i: usize) -> Option<usize> {
     b.get(k).is_some_and(u8::is_ascii_alphabetic).then_some(k)
 }
 
+/// Classes of ASCII bytes for the o200k scanner (one load for each test).
+const C_UPPER: u8 = 1;
+const C_LOWER: u8 = 2;
+const C_DIGIT: u8 = 4;
+const C_BREAK: u8 = 8;
+const C_SPACE: u8 = 16;
+const C_PUNCT: u8 = 32;
+const C_LETTER: u8 = C_UPPER | C_LOWER;
+
+static ASCII_CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut c = 0;
+    while c < 128 {
+        let b = c as u8;
+        t[c] = if b.is_ascii_uppercase() {
+            C_UPPER
+        } else if b.is_ascii_lowercase() {
+            C_LOWER
+        } else if b.is_ascii_digit() {
+            C_DIGIT
+        } else if b == b'\r' || b == b'\n' {
+            C_BREAK
+        } else if matches!(b, b'\t' | 0x0b | 0x0c | b' ') {
+            C_SPACE
+        } else {
+            C_PUNCT
+        };
+        c += 1;
+    }
+    t
+};
+
+#[inline(always)]
+fn class_at(b: &[u8], i: usize) -> u8 {
+    // Past the end: no class, which ends every run.
+    b.get(i).map_or(0, |&c| ASCII_CLASS[c as usize])
+}
+
 /// The end of the o200k piece starting at `i` of an ASCII chunk: the
 /// pattern's first match there.
+#[inline]
 fn o200k_ascii_piece(b: &[u8], i: usize) -> usize {
-    let n = b.len();
+    let c = class_at(b, i);
     // [^\r\n\p{L}\p{N}]? then upper* lower+ | upper+ lower*, then a contraction.
-    if let Some(k) = letters_start(b, i) {
+    let k = if c & C_LETTER != 0 {
+        i
+    } else if c & (C_BREAK | C_DIGIT) == 0 && class_at(b, i + 1) & C_LETTER != 0 {
+        i + 1
+    } else {
+        usize::MAX
+    };
+    if k != usize::MAX {
         let mut e = k;
-        while e < n && b[e].is_ascii_uppercase() {
+        while class_at(b, e) == C_UPPER {
             e += 1;
         }
-        while e < n && b[e].is_ascii_lowercase() {
+        while class_at(b, e) == C_LOWER {
             e += 1;
         }
-        return contraction(b, e).unwrap_or(e);
+        return if b.get(e) == Some(&b'\'') {
+            contraction(b, e).unwrap_or(e)
+        } else {
+            e
+        };
     }
-    // \p{N}{1,3}, then ' '?[^\s\p{L}\p{N}]+[\r\n/]*
-    digits_or_punct_piece(b, i, true).unwrap_or_else(|| space_piece(b, i, false))
+    if c == C_DIGIT {
+        // \p{N}{1,3}, without a loop (its exit is hard to predict).
+        let d1 = usize::from(class_at(b, i + 1) == C_DIGIT);
+        let d2 = d1 & usize::from(class_at(b, i + 2) == C_DIGIT);
+        return i + 1 + d1 + d2;
+    }
+    // ' '?[^\s\p{L}\p{N}]+[\r\n/]*
+    let e = if c == C_PUNCT {
+        i + 1
+    } else if b[i] == b' ' && class_at(b, i + 1) == C_PUNCT {
+        i + 2
+    } else {
+        return space_piece(b, i, false);
+    };
+    let mut e = e;
+    while class_at(b, e) == C_PUNCT {
+        e += 1;
+    }
+    while matches!(b.get(e), Some(b'\r' | b'\n' | b'/')) {
+        e += 1;
+    }
+    e
 }
 
 /// The end of the cl100k piece starting at `i` of an ASCII chunk.
@@ -661,41 +825,25 @@ impl Tokenizer {
         ))
     }
 
-    /// The number of tokens of `text`.
+    /// The number of tokens of `text` (of a long text, on two threads: see
+    /// [`Tokenizer::count_many`]).
     pub fn count(&self, text: &str) -> Result<usize> {
         match self {
-            Tokenizer::Bpe(b) => Ok(b.count(text)),
+            Tokenizer::Bpe(b) => Ok(count_on_two_threads(b, &[text], PARALLEL_FROM)[0]),
             Tokenizer::Hf(h) => h.count(text),
         }
     }
 
     /// The numbers of tokens of several texts (the candidates of one value).
-    /// When they are large, a helper thread counts the later ones (a
-    /// built-in encoding's; it lives on, so its memo of pieces stays warm).
+    /// When they are large, a helper thread counts the later half of their
+    /// bytes (a built-in encoding's; it lives on, so its memo of pieces stays
+    /// warm): the text that holds the middle is cut there, at a point where
+    /// the pre-tokenizer's pieces restart, so that both threads get as much.
     pub fn count_many(&self, texts: &[&str]) -> Result<Vec<usize>> {
-        let total: usize = texts.iter().map(|s| s.len()).sum();
-        let Tokenizer::Bpe(bpe) = self else {
-            return texts.iter().map(|x| self.count(x)).collect();
-        };
-        if texts.len() < 2 || total < PARALLEL_FROM {
-            return Ok(texts.iter().map(|x| bpe.count(x)).collect());
+        match self {
+            Tokenizer::Bpe(bpe) => Ok(count_on_two_threads(bpe, texts, PARALLEL_FROM)),
+            Tokenizer::Hf(_) => texts.iter().map(|x| self.count(x)).collect(),
         }
-        // Split at about half the bytes, leaving each side a text.
-        let (mut front, mut acc) = (0, 0);
-        while front < texts.len() && 2 * acc + texts[front].len() < total {
-            acc += texts[front].len();
-            front += 1;
-        }
-        let (a, b) = texts.split_at(front.clamp(1, texts.len() - 1));
-        let pending = helper_count(bpe.encoding(), b);
-        let mut out: Vec<usize> = a.iter().map(|x| bpe.count(x)).collect();
-        match pending.and_then(|rx| rx.recv().ok()) {
-            Some(rest) => out.extend(rest),
-            // No helper (it could not start, or this is a forked child of
-            // the process that started it): count here.
-            None => out.extend(b.iter().map(|x| bpe.count(x))),
-        }
-        Ok(out)
     }
 
     /// Its name: the encoding's, or `"tokenizer.json"`-file.
@@ -772,6 +920,89 @@ fn helper_count(encoding: Encoding, texts: &[&str]) -> Option<std::sync::mpsc::R
     }
 }
 
+/// The counts of `texts`, the later half of their bytes counted by the
+/// helper thread when they hold at least `parallel_from` bytes.
+fn count_on_two_threads(bpe: &Bpe, texts: &[&str], parallel_from: usize) -> Vec<usize> {
+    let total: usize = texts.iter().map(|t| t.len()).sum();
+    if total < parallel_from || total < 2 {
+        return texts.iter().map(|t| bpe.count(t)).collect();
+    }
+    // One caller at a time hands work to the helper; the others (threads of
+    // a server counting at once) count on their own thread rather than queue
+    // behind it.
+    let Some(_turn) = HelperTurn::take() else {
+        return texts.iter().map(|t| bpe.count(t)).collect();
+    };
+    let (front, back) = halves(texts, total / 2);
+    let mut out = vec![0; texts.len()];
+    let back_texts: Vec<&str> = back.iter().map(|&(_, t)| t).collect();
+    let pending = if back.is_empty() { None } else { helper_count(bpe.encoding(), &back_texts) };
+    for &(k, t) in &front {
+        out[k] += bpe.count(t);
+    }
+    let back_counts = match pending.and_then(|rx| rx.recv().ok()) {
+        Some(counts) => counts,
+        // No helper (it could not start, or this is a forked child of the
+        // process that started it): count here.
+        None => back_texts.iter().map(|t| bpe.count(t)).collect(),
+    };
+    for (&(k, _), n) in back.iter().zip(back_counts) {
+        out[k] += n;
+    }
+    out
+}
+
+/// Whether a caller is using the helper thread.
+static HELPER_IN_USE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The right to use the helper thread, given back when dropped.
+struct HelperTurn;
+
+impl HelperTurn {
+    fn take() -> Option<HelperTurn> {
+        use std::sync::atomic::Ordering;
+        HELPER_IN_USE.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).ok().map(|_| HelperTurn)
+    }
+}
+
+impl Drop for HelperTurn {
+    fn drop(&mut self) {
+        HELPER_IN_USE.store(false, std::sync::atomic::Ordering::Release);
+    }
+}
+
+/// `texts` as two lists of (index, part), split at about `half` bytes: the
+/// text that holds that point is cut at the first cut point (see
+/// [`is_cut`]) at or after it, within a few kilobytes; a text with none
+/// there goes whole to the front. The parts of a text count as much as it.
+#[allow(clippy::type_complexity)]
+fn halves<'t>(texts: &[&'t str], half: usize) -> (Vec<(usize, &'t str)>, Vec<(usize, &'t str)>) {
+    const SEARCH: usize = 16 * 1024;
+    let (mut front, mut back) = (Vec::new(), Vec::new());
+    let mut acc = 0;
+    for (k, &t) in texts.iter().enumerate() {
+        if acc >= half {
+            back.push((k, t));
+        } else if acc + t.len() <= half {
+            front.push((k, t));
+        } else {
+            let b = t.as_bytes();
+            let from = half - acc;
+            // A cut point is followed by an ASCII byte, so it is a character
+            // boundary of `t`.
+            match (from..b.len().min(from + SEARCH)).find(|&p| is_cut(b, p)) {
+                Some(p) => {
+                    front.push((k, &t[..p]));
+                    back.push((k, &t[p..]));
+                }
+                None => front.push((k, t)),
+            }
+        }
+        acc += t.len();
+    }
+    (front, back)
+}
+
 /// The number of tokens of `text` in a built-in encoding.
 pub fn count_tokens(text: &str, encoding: Encoding) -> usize {
     Bpe::get(encoding).count(text)
@@ -819,19 +1050,23 @@ mod tests {
         }
     }
 
+    /// A xorshift64 generator: repeatable random texts.
+    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        }
+    }
+
     #[test]
     fn pieces_and_tokens_equal_the_regex_and_tiktoken_on_random_text() {
         // Characters at every class boundary of the patterns, ASCII and not.
         let alphabet: Vec<char> = " \t\n\r\x0b\x0caAzZ09'sStTrReEvVmMlLdD/.,!{}\"_-:|[]\x00\x7fé€😀\u{85}\u{a0}\u{2028}\u{300}\u{feff}ǅ٣"
             .chars()
             .collect();
-        let mut seed: u64 = 0x2545_F491_4F6C_DD1D;
-        let mut rnd = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rnd = xorshift(0x2545_F491_4F6C_DD1D);
         for k in 0..6000 {
             let len = (rnd() % if k % 2 == 0 { 40 } else { 160 }) as usize;
             let ascii_only = k % 3 == 0;
@@ -898,15 +1133,87 @@ mod tests {
     }
 
     #[test]
+    fn texts_cut_at_any_cut_point_count_as_much_as_whole() {
+        // What the two-thread count relies on: the pieces restart at a cut
+        // point, so the parts' counts add up to the whole text's.
+        let alphabet: Vec<char> = " \t\n\r\x0baAzZ09'sStTrRlLdD/.,!{}\"_-:|é€😀\u{a0}\u{300}ǅ٣"
+            .chars()
+            .collect();
+        let mut rnd = xorshift(0x9E37_79B9_7F4A_7C15);
+        // And one dense in line breaks, indentation and what may follow them.
+        let lines: Vec<char> = "\n\n  \t\r/a1.'é".chars().collect();
+        let mut cuts = 0;
+        for k in 0..3000 {
+            let len = (rnd() % 200) as usize;
+            let pool = if k % 2 == 1 { &lines } else { &alphabet };
+            let text: String = (0..len)
+                .map(|_| loop {
+                    let c = pool[(rnd() % pool.len() as u64) as usize];
+                    if k % 4 < 2 || c.is_ascii() {
+                        break c;
+                    }
+                })
+                .collect();
+            for e in Encoding::ALL {
+                let bpe = Bpe::get(e);
+                let whole = bpe.count(&text);
+                for p in (0..=text.len()).filter(|&p| is_cut(text.as_bytes(), p)) {
+                    cuts += 1;
+                    assert_eq!(
+                        bpe.count(&text[..p]) + bpe.count(&text[p..]),
+                        whole,
+                        "{e:?} {text:?} cut at {p}"
+                    );
+                }
+                // On two threads from any size: the helper counts the back.
+                let mut third = text.len() / 3;
+                while !text.is_char_boundary(third) {
+                    third -= 1;
+                }
+                let texts = [text.as_str(), "", &text[..third], text.as_str()];
+                let want: Vec<usize> = texts.iter().map(|t| bpe.count(t)).collect();
+                assert_eq!(count_on_two_threads(bpe, &texts, 0), want, "{e:?} {text:?}");
+            }
+        }
+        assert!(cuts > 10_000, "only {cuts} cut points tried");
+    }
+
+    #[test]
+    fn threads_counting_at_once_share_the_helper_or_count_alone() {
+        let text: String = (0..4000).map(|i| format!("key{i}: value {} é\n", i * 7)).collect();
+        let bpe = Bpe::get(Encoding::O200kBase);
+        let want = bpe.count(&text);
+        std::thread::scope(|s| {
+            let workers: Vec<_> = (0..4)
+                .map(|_| s.spawn(|| (0..20).map(|_| count_on_two_threads(bpe, &[&text, &text], 0)).collect::<Vec<_>>()))
+                .collect();
+            for w in workers {
+                for counts in w.join().expect("no panic") {
+                    assert_eq!(counts, [want, want]);
+                }
+            }
+        });
+    }
+
+    #[test]
+    fn halves_split_one_text_at_a_cut_point_near_the_middle() {
+        let text = "alpha beta gamma\ndelta epsilon";
+        let (front, back) = halves(&[text], text.len() / 2);
+        assert_eq!(front, [(0, "alpha beta gamma\n")]);
+        assert_eq!(back, [(0, "delta epsilon")]);
+        let (front, back) = halves(&["ab", "cd ef", "gh"], 4);
+        assert_eq!(front, [(0, "ab"), (1, "cd")]);
+        assert_eq!(back, [(1, " ef"), (2, "gh")]);
+        // No cut point: the text goes whole to the front.
+        let (front, back) = halves(&["xxxxxxxx", "yy"], 3);
+        assert_eq!(front, [(0, "xxxxxxxx")]);
+        assert_eq!(back, [(1, "yy")]);
+    }
+
+    #[test]
     fn the_unicode_scanner_equals_the_regex_at_every_class_boundary() {
         let groups: Vec<Vec<char>> = GROUPS.iter().map(|g| g.chars().collect()).collect();
-        let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut rnd = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rnd = xorshift(0x9E37_79B9_7F4A_7C15);
         const STRINGS: usize = 25_000;
         for _ in 0..STRINGS {
             let text = random_text(&mut rnd, &groups);
