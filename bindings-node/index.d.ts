@@ -330,6 +330,29 @@ export declare function llmCountMany(texts: Array<string>, encoding?: string | u
 /** The number of tokens of `text`. */
 export declare function llmCountTokens(text: string, encoding?: string | undefined | null): number
 
+/**
+ * `encodeForLlm` over a packed value (as `toonPackEncode` takes it): each
+ * of `formats` (`toon`, `toon-tab`, `toon-pipe`, `json`, `json-pretty`)
+ * rendered from one reading of the ops each, and counted in `encoding`
+ * (a [`CountSession`](polywire::tokens::CountSession): each text from
+ * when it is made, on two threads), in one call. The JSON renderings
+ * are `JSON.stringify`'s of the value the packed walk took (a plain value:
+ * the walk gives up on anything else), so they are what `llm.js` would
+ * get from `JSON.stringify` itself, with no text crossing over to be
+ * counted and only the chosen one crossing back.
+ */
+export declare function llmPackChoose(state: number, ops: unknown, opCount: number, text: unknown, reset: boolean, indent: number, formats: Array<string>, encoding: string, wideText?: unknown | undefined | null, textOneByte?: boolean | undefined | null): PackChoice
+
+/**
+ * What `llmPackChoose` found: the index of the rendering with the fewest
+ * tokens (the first of equals), its text, and every rendering's count.
+ */
+export interface PackChoice {
+  index: number
+  text: string
+  counts: Array<number>
+}
+
 /** The value's tape. */
 export declare function tetherDecode(data: Uint8Array, latin1?: boolean | undefined | null, maxDepth?: number | undefined | null): string
 

@@ -891,6 +891,7 @@ module.exports.kameoUnpack = nativeBinding.kameoUnpack
 module.exports.llmCheckEncoding = nativeBinding.llmCheckEncoding
 module.exports.llmCountMany = nativeBinding.llmCountMany
 module.exports.llmCountTokens = nativeBinding.llmCountTokens
+module.exports.llmPackChoose = nativeBinding.llmPackChoose
 module.exports.tetherDecode = nativeBinding.tetherDecode
 module.exports.tetherDecodeAnswer = nativeBinding.tetherDecodeAnswer
 module.exports.tetherDecodeHandshake = nativeBinding.tetherDecodeHandshake

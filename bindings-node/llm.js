@@ -119,18 +119,26 @@ function encodeForLlm(value, options) {
     return { text: render(format, value, toonOptions), format, tokens: null, candidates: {}, encoding, rule }
   }
   const name = call(() => native.llmCheckEncoding(encoding))
-  const texts = names.map((n) => render(n, value, toonOptions))
-  const counts = call(() => native.llmCountMany(texts, encoding))
-  let best = 0
-  for (let i = 1; i < counts.length; i++) if (counts[i] < counts[best]) best = i
+  // A plain value is rendered in every format and counted in one native
+  // call (no JSON.stringify, no text crossing over to be counted); any
+  // other value, or a replacer, renders here format by format.
+  let choice = o.replacer === undefined ? toon.packedChoice(value, o.indentSize, names, encoding) : undefined
+  if (choice === undefined) {
+    const texts = names.map((n) => render(n, value, toonOptions))
+    const counts = call(() => native.llmCountMany(texts, encoding))
+    let index = 0
+    for (let i = 1; i < counts.length; i++) if (counts[i] < counts[index]) index = i
+    choice = { index, text: texts[index], counts }
+  }
+  const { index, text, counts } = choice
   const table = {}
   names.forEach((n, i) => {
     table[n] = counts[i]
   })
   return {
-    text: texts[best],
-    format: names[best],
-    tokens: counts[best],
+    text,
+    format: names[index],
+    tokens: counts[index],
     candidates: table,
     encoding: name === 'tokenizer.json' ? encoding : name,
     rule: null,

@@ -712,7 +712,13 @@ function forgetKeys() {
 }
 
 /** The TOON text of a plain value through the packed route; undefined when the value is not plain. */
-function encodePacked(input, o) {
+// The native call that takes the packed value: TOON text by default;
+// `llm.js` passes `native.llmPackChoose` (through `packedChoice`).
+function packEncode(state, ops, end, text, reset, o, wide, oneByte) {
+  return native.toonPackEncode(state, ops, end, text, reset, o.indentSize, o.delimiter, o.keyFolding, o.flattenDepth, wide, oneByte)
+}
+
+function encodePacked(input, o, finish = packEncode) {
   if (objectPrototypeEnumerable()) return undefined
   if (packKeyIds.size >= PACK_KEY_CAP) forgetKeys()
   packStrs = { text: '', wide: '' }
@@ -740,12 +746,12 @@ function encodePacked(input, o) {
     // One-byte text fails the test at once (a two-byte one is scanned to
     // its first wide character).
     const oneByte = !WIDE_CHAR.test(text)
-    return native.toonPackEncode(packState, packBuf, end, text, reset, o.indentSize, o.delimiter, o.keyFolding, o.flattenDepth, wide === '' ? undefined : wide, oneByte)
+    return finish(packState, packBuf, end, text, reset, o, wide === '' ? undefined : wide, oneByte)
   } catch (e) {
     forgetKeys()
     // The native key table follows another instance of this module (see
     // pack.rs, PackState): walk again, sending every key.
-    if (e?.code === 'TOON_PACK_STALE' && !reset) return encodePacked(input, o)
+    if (e?.code === 'TOON_PACK_STALE' && !reset) return encodePacked(input, o, finish)
     // A lone surrogate: the JSON route's normalisation throws the
     // reference's TypeError.
     if (e?.code === 'JSON_LONE_SURROGATE') return undefined
@@ -1297,6 +1303,26 @@ function resolveStreamOptions(options) {
   return { indentSize: resolveIndent(options), strict: Boolean(options?.strict ?? true) }
 }
 
+/**
+ * For `llm.js`: `encodeForLlm`'s choice among `formats` (names of
+ * `llm.FORMATS`) for a plain value, rendered and counted in one native call
+ * from the packed walk (`{ index, text, counts }`); `undefined` when the
+ * walk gives the value up (not plain: the caller renders each format
+ * itself) or the native side fails (the caller's own rendering then
+ * reports the failure as `encode` does).
+ */
+function packedChoice(input, indentSize, formats, encoding) {
+  if (packing) return undefined
+  const o = resolveEncodeOptions({ indentSize })
+  const choose = (state, ops, end, text, reset, _o, wide, oneByte) =>
+    native.llmPackChoose(state, ops, end, text, reset, o.indentSize, formats, encoding, wide, oneByte)
+  try {
+    return encodePacked(input, o, choose)
+  } catch {
+    return undefined
+  }
+}
+
 module.exports = {
   DEFAULT_DELIMITER,
   DELIMITERS,
@@ -1314,3 +1340,6 @@ module.exports = {
   escapeString,
   rawString,
 }
+
+// Not part of the API (non-enumerable): the packed walk for `llm.js`.
+Object.defineProperty(module.exports, 'packedChoice', { value: packedChoice })

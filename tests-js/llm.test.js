@@ -200,6 +200,48 @@ test('choices equal the shared vectors (the reference renderings and tokenizers)
   }
 })
 
+test('the one-call route renders exactly what encode and JSON.stringify write', async () => {
+  // Plain values are rendered and counted natively in one call (the packed
+  // walk); its texts must be the reference renderings, format by format.
+  const toon = require('polywire/toon')
+  const { DATASETS, Rng, SEED } = await buildDatasets()
+  const values = load('llm_choices.json').cases.map((c) => (c.dataset ? DATASETS[c.dataset](new Rng(SEED)) : c.value))
+  values.push({ big: 1e21, tiny: 1e-7, neg: -0, nan: NaN, inf: -Infinity, esc: 'q"\\\n\u0001\u2028é😀', arr: [undefined, () => 1, null] })
+  values.push({ 10: 'a', b: { 2: [1, 2], 1: 'x' }, 0: true })
+  const formats = ['toon', 'toon-tab', 'toon-pipe', 'json', 'json-pretty']
+  const reference = {
+    toon: (v) => encode(v),
+    'toon-tab': (v) => encode(v, { delimiter: '\t' }),
+    'toon-pipe': (v) => encode(v, { delimiter: '|' }),
+    json: (v) => JSON.stringify(v),
+    'json-pretty': (v) => JSON.stringify(v, null, 2),
+  }
+  let native = 0
+  for (const value of values) {
+    const all = toon.packedChoice(value, undefined, formats, 'o200k_base')
+    if (all === undefined) continue
+    native++
+    const texts = formats.map((f) => reference[f](value))
+    assert.deepEqual(all.counts, texts.map((t) => llm.countTokens(t)))
+    assert.equal(all.text, texts[all.index])
+    for (const [i, f] of formats.entries()) {
+      const one = toon.packedChoice(value, 4, [f], 'cl100k_base')
+      const text = f.startsWith('toon') ? encode(value, { delimiter: { toon: ',', 'toon-tab': '\t', 'toon-pipe': '|' }[f], indentSize: 4 }) : texts[i]
+      assert.deepEqual(one, { index: 0, text, counts: [llm.countTokens(text, { encoding: 'cl100k_base' })] }, f)
+    }
+  }
+  assert.ok(native > 100, `${native} values took the one-call route`)
+  // Values the packed walk gives up go format by format, as before.
+  for (const value of [{ d: new Date(0) }, { u: undefined, a: 1 }, new Map([['k', 1]]), { toJSON: () => 'x' }, undefined]) {
+    assert.equal(toon.packedChoice(value, undefined, formats, 'o200k_base'), undefined)
+    const r = llm.encodeForLlm(value, { formats: ['toon', 'json'], delimiter: ',' })
+    assert.equal(r.candidates.toon, llm.countTokens(encode(value)))
+  }
+  // A getter that fails fails the call as encode does.
+  const bad = { get x() { throw new RangeError('boom') } }
+  assert.throws(() => llm.encodeForLlm(bad), { message: 'boom' })
+})
+
 test('safeEncode falls back to JSON as the design document defines', () => {
   assert.equal(llm.safeEncode({ a: 1 }), 'a: 1')
   let deep = []

@@ -7,7 +7,7 @@ use polywire::tokens::Tokenizer;
 
 use crate::errors::{IntoNapi, Result};
 
-fn tokenizer(encoding: Option<String>) -> Result<Tokenizer> {
+pub(crate) fn tokenizer(encoding: Option<String>) -> Result<Tokenizer> {
     Tokenizer::from_name(encoding.as_deref().unwrap_or("o200k_base")).napi()
 }
 

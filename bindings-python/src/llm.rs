@@ -20,6 +20,7 @@ pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_function(wrap_pyfunction!(count_many, m)?)?;
         m.add_function(wrap_pyfunction!(json_text, m)?)?;
         m.add_function(wrap_pyfunction!(check_encoding, m)?)?;
+        m.add_class::<CountSession>()?;
         Ok(())
     })
 }
@@ -118,4 +119,42 @@ fn json_text<'py>(py: Python<'py>, value: &Bound<'py, PyAny>, indent: Option<&Bo
 #[pyfunction]
 fn check_encoding(py: Python<'_>, encoding: &Bound<'_, PyAny>) -> PyResult<String> {
     Ok(tokenizer(py, Some(encoding))?.name().into_owned())
+}
+
+/// Texts counted as they are added, on the helper thread too
+/// ([`polywire::tokens::CountSession`]): `encode_for_llm` adds each
+/// candidate as soon as it is rendered, so counting overlaps rendering the
+/// next, and takes the counts at the end (with the GIL released).
+#[pyclass(module = "polywire._polywire.llm", name = "CountSession")]
+struct CountSession {
+    session: Option<polywire::tokens::CountSession>,
+}
+
+#[pymethods]
+impl CountSession {
+    #[new]
+    #[pyo3(signature = (encoding=None))]
+    fn new(py: Python<'_>, encoding: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        Ok(CountSession { session: Some(tokenizer(py, encoding)?.session()) })
+    }
+
+    /// Count ``text`` too (copied: counting may go on after this returns).
+    fn add(&mut self, py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<()> {
+        let text = text_arg(py, text, "text")?.into_owned();
+        match self.session.as_mut() {
+            Some(s) => {
+                s.add(text);
+                Ok(())
+            }
+            None => Err(value_error(py, Format::Llm, ARG, "the session is finished")),
+        }
+    }
+
+    /// The counts of the texts added, in order; the session is then over.
+    fn finish(&mut self, py: Python<'_>) -> PyResult<Vec<usize>> {
+        let Some(session) = self.session.take() else {
+            return Err(value_error(py, Format::Llm, ARG, "the session is finished"));
+        };
+        py.detach(|| session.finish()).py_err(py)
+    }
 }

@@ -501,7 +501,13 @@ impl Bpe {
 ///
 /// - (a) after a `\n` followed by spaces or tabs (or none) and then an ASCII
 ///   character that is not white space (nor a `/` right after the `\n`);
-/// - (b) before a space that follows an ASCII character other than white space.
+/// - (b) before a space that follows an ASCII character other than white space;
+/// - (c) between an ASCII digit and an ASCII character that is not one;
+/// - (d) between an ASCII letter and an ASCII character that is neither a
+///   letter nor `'`.
+///
+/// ((c) and (d) are what compact JSON has: it holds no white space, and
+/// without them a JSON text could not be cut at all.)
 ///
 /// No piece crosses such a point, and the patterns behave at a part's end as
 /// at the point in the whole text. (a): the piece holding the `\n` is either
@@ -514,16 +520,30 @@ impl Bpe {
 /// the space is letters (with an optional leading non-letter and trailing
 /// contraction), one to three digits, or punctuation and line breaks: none
 /// takes a space after it; and only white-space pieces look ahead or at the
-/// end. No pattern looks behind or anchors at the start, so a part starts as
-/// the whole text's next match would.
+/// end. (c): only `\p{N}{1,3}` takes a digit, and it stops where the digits
+/// do, at the same place with the rest of the text or without it (the run
+/// is grouped by threes from its start). (d): only the letter patterns take
+/// a letter; their letter classes end where the letters do, and the
+/// contraction they may take next starts with `'`. In both, the piece
+/// holding the character before the point is not white space, so nothing
+/// looks ahead across it. No pattern looks behind or anchors at the start,
+/// so a part starts as the whole text's next match would.
 #[inline]
 fn is_cut(b: &[u8], p: usize) -> bool {
     if p == 0 || p >= b.len() {
         return false;
     }
-    let prev = b[p - 1];
-    if b[p] == b' ' && prev.is_ascii() && !is_space(prev) {
+    let (prev, next) = (b[p - 1], b[p]);
+    if next == b' ' && prev.is_ascii() && !is_space(prev) {
         return true;
+    }
+    if next.is_ascii() {
+        if prev.is_ascii_digit() {
+            return !next.is_ascii_digit();
+        }
+        if prev.is_ascii_alphabetic() {
+            return !next.is_ascii_alphabetic() && next != b'\'';
+        }
     }
     // (A space after a line break falls through: the indentation of the
     // next line.)
@@ -846,6 +866,12 @@ impl Tokenizer {
         }
     }
 
+    /// A [`CountSession`]: texts counted as they are added, on the helper
+    /// thread too.
+    pub fn session(&self) -> CountSession {
+        CountSession::new(self)
+    }
+
     /// Its name: the encoding's, or `"tokenizer.json"`-file.
     pub fn name(&self) -> Cow<'static, str> {
         match self {
@@ -885,7 +911,13 @@ fn cached_hf(path: &Path) -> Result<std::sync::Arc<HfTokenizer>> {
     Ok(t)
 }
 
-type CountJob = (Encoding, Vec<String>, std::sync::mpsc::SyncSender<Vec<usize>>);
+/// Work for the helper thread: texts to count whole, with where to send
+/// their counts; or a [`CountSession`]'s text, to count chunks of until none
+/// is left to take.
+enum CountJob {
+    Texts(Encoding, Vec<String>, std::sync::mpsc::SyncSender<Vec<usize>>),
+    Chunks(std::sync::Arc<ChunkedText>),
+}
 
 /// The helper thread of [`Tokenizer::count_many`], with the process it
 /// belongs to (a forked child has the channel but not the thread).
@@ -894,28 +926,188 @@ static HELPER: std::sync::Mutex<Option<(u32, std::sync::mpsc::Sender<CountJob>)>
 /// Hand `texts` (copied: the helper outlives the call) to the helper thread;
 /// the receiver gets their counts. `None` when there is no helper.
 fn helper_count(encoding: Encoding, texts: &[&str]) -> Option<std::sync::mpsc::Receiver<Vec<usize>>> {
+    let (reply, rx) = std::sync::mpsc::sync_channel(1);
+    send_to_helper(CountJob::Texts(encoding, texts.iter().map(|t| (*t).to_owned()).collect(), reply)).then_some(rx)
+}
+
+/// Hand `job` to the helper thread (started on first use); false when there
+/// is no helper.
+fn send_to_helper(job: CountJob) -> bool {
     let mut helper = HELPER.lock().unwrap_or_else(|p| p.into_inner());
     let pid = std::process::id();
     if helper.as_ref().is_none_or(|(owner, _)| *owner != pid) {
         let (tx, rx) = std::sync::mpsc::channel::<CountJob>();
-        std::thread::Builder::new()
+        let started = std::thread::Builder::new()
             .name("polywire-tokens".into())
             .spawn(move || {
-                for (encoding, texts, reply) in rx {
-                    let bpe = Bpe::get(encoding);
-                    let _ = reply.send(texts.iter().map(|t| bpe.count(t)).collect());
+                for job in rx {
+                    match job {
+                        CountJob::Texts(encoding, texts, reply) => {
+                            let bpe = Bpe::get(encoding);
+                            let _ = reply.send(texts.iter().map(|t| bpe.count(t)).collect());
+                        }
+                        CountJob::Chunks(text) => text.work(),
+                    }
                 }
-            })
-            .ok()?;
+            });
+        if started.is_err() {
+            return false;
+        }
         *helper = Some((pid, tx));
     }
-    let (reply, rx) = std::sync::mpsc::sync_channel(1);
-    let job = (encoding, texts.iter().map(|t| (*t).to_owned()).collect(), reply);
     match helper.as_ref().map(|(_, tx)| tx.send(job)) {
-        Some(Ok(())) => Some(rx),
+        Some(Ok(())) => true,
         _ => {
             *helper = None;
-            None
+            false
+        }
+    }
+}
+
+/// Texts counted as they come, by the calling thread and the helper thread
+/// together: [`CountSession::add`] cuts a text into chunks at cut points
+/// (see [`is_cut`]) and hands it to the helper, which starts on it at once;
+/// [`CountSession::finish`] counts the chunks still untaken on the calling
+/// thread, waits for the helper's, and gives the counts. A caller that
+/// renders several texts (`encode_for_llm`'s candidates) thus has the first
+/// counted while it renders the next, and both threads share the last.
+/// Without the helper (another caller has it, or it cannot start) `finish`
+/// counts everything. A Hugging Face tokenizer counts at `finish`.
+pub struct CountSession {
+    tokenizer: Tokenizer,
+    texts: Vec<std::sync::Arc<ChunkedText>>,
+    turn: Option<HelperTurn>,
+}
+
+/// Chunks of about this many bytes are counted by one thread at a time.
+const CHUNK: usize = 16 * 1024;
+/// A session's texts from this size up are handed to the helper thread.
+const HELPER_FROM: usize = 8 * 1024;
+
+/// A text of a [`CountSession`], its chunks and what they have counted so far.
+struct ChunkedText {
+    bpe: Option<&'static Bpe>,
+    text: String,
+    /// The ends of its chunks (the first starts at 0).
+    ends: Vec<usize>,
+    /// The next chunk to take.
+    next: std::sync::atomic::AtomicUsize,
+    /// The chunks counted, and their tokens.
+    done: std::sync::atomic::AtomicUsize,
+    count: std::sync::atomic::AtomicUsize,
+    /// Signalled when the last chunk is counted (for `finish`, which may
+    /// wait for a long chunk: a text without cut points is one).
+    all_done: (std::sync::Mutex<()>, std::sync::Condvar),
+}
+
+impl ChunkedText {
+    fn new(bpe: Option<&'static Bpe>, text: String) -> ChunkedText {
+        let b = text.as_bytes();
+        let mut ends = Vec::with_capacity(b.len() / CHUNK + 1);
+        let mut at = 0;
+        if bpe.is_some() {
+            while b.len() - at > CHUNK + CHUNK / 2 {
+                // A cut point is followed by an ASCII byte: a character boundary.
+                match (at + CHUNK..b.len().min(at + 2 * CHUNK)).find(|&p| is_cut(b, p)) {
+                    Some(p) => {
+                        ends.push(p);
+                        at = p;
+                    }
+                    None => break,
+                }
+            }
+        }
+        ends.push(b.len());
+        use std::sync::atomic::AtomicUsize;
+        ChunkedText {
+            bpe,
+            text,
+            ends,
+            next: AtomicUsize::new(0),
+            done: AtomicUsize::new(0),
+            count: AtomicUsize::new(0),
+            all_done: Default::default(),
+        }
+    }
+
+    /// Count chunks until none is left to take.
+    fn work(&self) {
+        use std::sync::atomic::Ordering;
+        let Some(bpe) = self.bpe else { return };
+        loop {
+            let i = self.next.fetch_add(1, Ordering::Relaxed);
+            let Some(&end) = self.ends.get(i) else { return };
+            let start = if i == 0 { 0 } else { self.ends[i - 1] };
+            // Chunks end at cut points, so at character boundaries.
+            let n = self.text.get(start..end).map_or(0, |chunk| bpe.count(chunk));
+            self.count.fetch_add(n, Ordering::Relaxed);
+            if self.done.fetch_add(1, Ordering::Release) + 1 == self.ends.len() {
+                // Taken after the count is in, so a `finish` that saw it
+                // short is waiting by now and gets the signal.
+                let _guard = self.all_done.0.lock().unwrap_or_else(|p| p.into_inner());
+                self.all_done.1.notify_all();
+            }
+        }
+    }
+
+    /// Its count, once every chunk is counted (those untaken counted here).
+    fn finish(&self, tokenizer: &Tokenizer) -> Result<usize> {
+        use std::sync::atomic::Ordering;
+        if self.bpe.is_none() {
+            return tokenizer.count(&self.text);
+        }
+        self.work();
+        // What is left is the helper's chunk in flight.
+        let mut guard = self.all_done.0.lock().unwrap_or_else(|p| p.into_inner());
+        while self.done.load(Ordering::Acquire) < self.ends.len() {
+            guard = self.all_done.1.wait(guard).unwrap_or_else(|p| p.into_inner());
+        }
+        Ok(self.count.load(Ordering::Relaxed))
+    }
+}
+
+impl CountSession {
+    fn new(tokenizer: &Tokenizer) -> CountSession {
+        // One caller at a time hands work to the helper (as count_many).
+        let turn = match tokenizer {
+            Tokenizer::Bpe(_) => HelperTurn::take(),
+            Tokenizer::Hf(_) => None,
+        };
+        CountSession { tokenizer: tokenizer.clone(), texts: Vec::new(), turn }
+    }
+
+    /// Count `text` too (its count comes at [`CountSession::finish`], in the
+    /// order of the calls).
+    pub fn add(&mut self, text: String) {
+        let bpe = match self.tokenizer {
+            Tokenizer::Bpe(b) => Some(b),
+            Tokenizer::Hf(_) => None,
+        };
+        let text = std::sync::Arc::new(ChunkedText::new(bpe, text));
+        // A short text is counted at `finish`: waking the helper for it
+        // costs about as much as counting it.
+        if self.turn.is_some() && text.text.len() >= HELPER_FROM && !send_to_helper(CountJob::Chunks(text.clone())) {
+            self.turn = None;
+        }
+        self.texts.push(text);
+    }
+
+    /// The counts of the texts added, in order.
+    pub fn finish(&self) -> Result<Vec<usize>> {
+        self.texts.iter().map(|t| t.finish(&self.tokenizer)).collect()
+    }
+
+    /// The `i`th text added.
+    pub fn text(&self, i: usize) -> Option<&str> {
+        self.texts.get(i).map(|t| t.text.as_str())
+    }
+}
+
+impl Drop for CountSession {
+    fn drop(&mut self) {
+        // Left unfinished (the caller failed): no more chunks for the helper.
+        for t in &self.texts {
+            t.next.store(usize::MAX / 2, std::sync::atomic::Ordering::Relaxed);
         }
     }
 }
@@ -1196,11 +1388,61 @@ mod tests {
     }
 
     #[test]
+    fn sessions_count_each_text_as_a_whole_count_does() {
+        let mut rnd = xorshift(0x5EED_C0FF_EE00);
+        let pieces = ["key", ": ", "value", " é", "\n", "  ", "12345", ",", "\t", "/", "😀", "x"];
+        // Texts around the chunk size and a few times it, cut or not.
+        let texts: Vec<String> = [10, 3_000, 5_000, 9_000, 20_000]
+            .iter()
+            .map(|&n| (0..n).map(|_| pieces[(rnd() % pieces.len() as u64) as usize]).collect())
+            .chain([String::new(), "x".repeat(CHUNK * 3), "a\n".repeat(CHUNK)])
+            .collect();
+        for e in Encoding::ALL {
+            let t = Tokenizer::Bpe(Bpe::get(e));
+            let want: Vec<usize> = texts.iter().map(|x| Bpe::get(e).count(x)).collect();
+            std::thread::scope(|s| {
+                let workers: Vec<_> = (0..3)
+                    .map(|_| {
+                        s.spawn(|| {
+                            (0..4)
+                                .map(|_| {
+                                    let mut session = t.session();
+                                    for x in &texts {
+                                        session.add(x.clone());
+                                    }
+                                    session.finish().expect("counts")
+                                })
+                                .collect::<Vec<_>>()
+                        })
+                    })
+                    .collect();
+                for w in workers {
+                    for counts in w.join().expect("no panic") {
+                        assert_eq!(counts, want, "{e:?}");
+                    }
+                }
+            });
+            // A session dropped unfinished leaves the helper free for the next.
+            let mut dropped = t.session();
+            dropped.add(texts[4].clone());
+            drop(dropped);
+            let mut session = t.session();
+            session.add(texts[4].clone());
+            assert_eq!(session.finish().expect("counts"), [want[4]]);
+        }
+        // Long texts are cut into chunks; a text with no cut point is not.
+        let chunked = ChunkedText::new(Some(Bpe::get(Encoding::O200kBase)), texts[4].clone());
+        assert!(chunked.ends.len() > 2, "{:?}", chunked.ends);
+        assert!(chunked.ends.windows(2).all(|w| w[0] < w[1]) && chunked.ends.iter().all(|&p| p == texts[4].len() || is_cut(texts[4].as_bytes(), p)));
+        assert_eq!(ChunkedText::new(Some(Bpe::get(Encoding::O200kBase)), texts[6].clone()).ends, [CHUNK * 3]);
+    }
+
+    #[test]
     fn halves_split_one_text_at_a_cut_point_near_the_middle() {
         let text = "alpha beta gamma\ndelta epsilon";
         let (front, back) = halves(&[text], text.len() / 2);
-        assert_eq!(front, [(0, "alpha beta gamma\n")]);
-        assert_eq!(back, [(0, "delta epsilon")]);
+        assert_eq!(front, [(0, "alpha beta gamma")]);
+        assert_eq!(back, [(0, "\ndelta epsilon")]);
         let (front, back) = halves(&["ab", "cd ef", "gh"], 4);
         assert_eq!(front, [(0, "ab"), (1, "cd")]);
         assert_eq!(back, [(1, " ef"), (2, "gh")]);

@@ -42,7 +42,7 @@ use napi::bindgen_prelude::*;
 use napi::sys;
 use napi_derive::napi;
 use polywire::json::array_index;
-use polywire::toon::encode::{encode_into, CellWriter, MAX_DEPTH};
+use polywire::toon::encode::{encode_into, json_into, CellWriter, EncodeOptions, MAX_DEPTH};
 use polywire::{Error, Format};
 
 pub(super) const P_NULL: i32 = 0;
@@ -166,92 +166,263 @@ pub fn pack_encode<'env>(
     wide_text: Option<Unknown<'env>>,
     text_one_byte: Option<bool>,
 ) -> Result<Unknown<'env>> {
+    let opts = encode_options(indent, delimiter, key_folding, flatten_depth)?;
     with_state(state, |s| {
-        if s.enc_owner != state {
-            if !reset {
-                // The ops name keys by ids of another instance's table.
-                return Err(invalid_arg(PACK_STALE, "the key table follows another instance: send the keys again".into()));
-            }
-            s.enc_owner = state;
-        }
-        let this = &mut s.enc;
-        let opts = encode_options(indent, delimiter, key_folding, flatten_depth)?;
-        if reset {
-            this.table.text.clear();
-            this.table.keys.clear();
-        }
+        let this = s.encoder(state, reset)?;
         let raw = env.raw();
         // SAFETY: the slices live only during this call.
         let ops: &[f64] = unsafe { typed_array(raw, ops.value().value, sys::TypedarrayType::float64_array, op_count)? };
         with_scratch(|s| {
             let super::Scratch { input, output, wide, wide_in, arena } = s;
-            // Text that is all ASCII is converted in one go (most is, and
-            // converting string by string costs a call per string).
-            let ascii = if text_one_byte == Some(true) {
-                // Half the bytes of UTF-16, and V8 flattens a one-byte rope
-                // with plain copies (the rope of a two-byte one is widened
-                // piece by piece).
-                unsafe { read_latin1(raw, text.value().value, input)? };
-                wide.clear();
-                if input.is_ascii() {
-                    // SAFETY (both): ASCII is UTF-8. The arena's text is
-                    // empty here (the scratch was reset), so it takes the
-                    // bytes read in place of a copy of them (repos: 25 KB).
-                    if arena.text.is_empty() {
-                        std::mem::swap(unsafe { arena.text.as_mut_vec() }, input);
-                    } else {
-                        arena.text.push_str(unsafe { std::str::from_utf8_unchecked(input) });
-                    }
-                    true
-                } else {
-                    wide.extend(input.iter().map(|&b| u16::from(b)));
-                    false
-                }
-            } else {
-                unsafe { read_utf16(raw, text.value().value, wide)? };
-                let ascii = all_ascii(wide);
-                if ascii {
-                    // SAFETY: `utf16_to_utf8` writes well-formed UTF-8 only.
-                    utf16_to_utf8(wide, unsafe { arena.text.as_mut_vec() });
-                }
-                ascii
-            };
-            let text_len = if ascii { arena.text.len() } else { wide.len() };
-            wide_in.clear();
-            if let Some(w) = wide_text {
-                unsafe { read_utf16(raw, w.value().value, wide_in)? };
-            }
-            arena.table_delimiter = opts.delimiter;
-            let marks = (arena.text.len(), this.table.keys.len(), this.table.text.len());
+            let packed = unsafe { load_text(raw, ops, text, wide_text, text_one_byte, input, wide, wide_in, arena)? };
             let mut out = String::from_utf8(std::mem::take(output)).unwrap_or_default();
-            let mut tables = true;
-            let r = loop {
-                let mut r = PackReader { ops, pos: 0, text: wide, text_len, at: 0, ascii, wide: wide_in, wide_at: 0, tables, table: &mut this.table, arena };
-                let root = r.value(0, true);
-                let ended = r.pos == ops.len() && r.at == r.text_len && r.wide_at == r.wide.len();
-                let root = root.napi()?;
-                if !ended {
-                    return Err(malformed(ops.len(), "data left over")).napi();
-                }
-                let doc = ArenaDoc { arena, src: &this.table.text };
-                let r = encode_into(&ArenaVal { doc: &doc, id: root }, &opts, &mut out);
-                match r {
-                    // The encoder walked a table's rows after all (a table
-                    // nested near the depth limit): read again without
-                    // tables, from where the text was converted.
-                    Err(e) if tables && e.code() == TABLE_UNREAD => {
-                        tables = false;
-                        out.clear();
-                        arena.reset_to(marks.0);
-                        this.table.keys.truncate(marks.1);
-                        this.table.text.truncate(marks.2);
-                    }
-                    r => break r.napi(),
-                }
-            };
+            let r = encode_packed(&packed, &mut this.table, arena, &opts, &mut out);
             let made = r.and_then(|()| unsafe { make_string(env, &out, wide) });
             *output = out.into_bytes();
             made
+        })
+    })
+}
+
+impl PackState {
+    /// The encoder for token `state`, its table forgotten when `reset`; an
+    /// error when the table follows another instance and `reset` is not set.
+    fn encoder(&mut self, state: u32, reset: bool) -> Result<&mut PackEncoder> {
+        if self.enc_owner != state {
+            if !reset {
+                // The ops name keys by ids of another instance's table.
+                return Err(invalid_arg(PACK_STALE, "the key table follows another instance: send the keys again".into()));
+            }
+            self.enc_owner = state;
+        }
+        if reset {
+            self.enc.table.text.clear();
+            self.enc.table.keys.clear();
+        }
+        Ok(&mut self.enc)
+    }
+}
+
+/// The packed input of one call, its text loaded.
+struct Packed<'a> {
+    ops: &'a [f64],
+    /// The UTF-16 text (empty when `ascii`: the arena's text holds it).
+    text: &'a [u16],
+    text_len: usize,
+    ascii: bool,
+    wide: &'a [u16],
+}
+
+/// Loads the strings' text (`text`, read as Latin-1 when `one_byte`, and
+/// `wide_text`): text that is all ASCII is converted in one go into the
+/// arena's text (most is, and converting string by string costs a call per
+/// string); other text stays UTF-16 in `wide`, converted string by string
+/// as the ops are read.
+///
+/// SAFETY: `raw` is the current call's environment and the values are its
+/// arguments.
+#[allow(clippy::too_many_arguments)]
+unsafe fn load_text<'a>(
+    raw: sys::napi_env,
+    ops: &'a [f64],
+    text: Unknown<'_>,
+    wide_text: Option<Unknown<'_>>,
+    one_byte: Option<bool>,
+    input: &mut Vec<u8>,
+    wide: &'a mut Vec<u16>,
+    wide_in: &'a mut Vec<u16>,
+    arena: &mut Arena,
+) -> Result<Packed<'a>> {
+    let ascii = if one_byte == Some(true) {
+        // Half the bytes of UTF-16, and V8 flattens a one-byte rope
+        // with plain copies (the rope of a two-byte one is widened
+        // piece by piece).
+        unsafe { read_latin1(raw, text.value().value, input)? };
+        wide.clear();
+        if input.is_ascii() {
+            // SAFETY (both): ASCII is UTF-8. The arena's text is
+            // empty here (the scratch was reset), so it takes the
+            // bytes read in place of a copy of them (repos: 25 KB).
+            if arena.text.is_empty() {
+                std::mem::swap(unsafe { arena.text.as_mut_vec() }, input);
+            } else {
+                arena.text.push_str(unsafe { std::str::from_utf8_unchecked(input) });
+            }
+            true
+        } else {
+            wide.extend(input.iter().map(|&b| u16::from(b)));
+            false
+        }
+    } else {
+        unsafe { read_utf16(raw, text.value().value, wide)? };
+        let ascii = all_ascii(wide);
+        if ascii {
+            // SAFETY: `utf16_to_utf8` writes well-formed UTF-8 only.
+            utf16_to_utf8(wide, unsafe { arena.text.as_mut_vec() });
+        }
+        ascii
+    };
+    let text_len = if ascii { arena.text.len() } else { wide.len() };
+    wide_in.clear();
+    if let Some(w) = wide_text {
+        unsafe { read_utf16(raw, w.value().value, wide_in)? };
+    }
+    Ok(Packed { ops, text: wide, text_len, ascii, wide: wide_in })
+}
+
+/// Where the arena's text and the key table stand before the ops are read,
+/// to read them again from there.
+type Marks = (usize, usize, usize);
+
+fn marks(table: &KeyTable, arena: &Arena) -> Marks {
+    (arena.text.len(), table.keys.len(), table.text.len())
+}
+
+fn rewind(marks: Marks, table: &mut KeyTable, arena: &mut Arena) {
+    arena.reset_to(marks.0);
+    table.keys.truncate(marks.1);
+    table.text.truncate(marks.2);
+}
+
+/// Reads all the ops into the arena (arrays of rows as tables, written with
+/// the arena's table delimiter, when `tables`); the root's id.
+fn read_packed(p: &Packed<'_>, tables: bool, table: &mut KeyTable, arena: &mut Arena) -> Result<usize> {
+    let mut r = PackReader { ops: p.ops, pos: 0, text: p.text, text_len: p.text_len, at: 0, ascii: p.ascii, wide: p.wide, wide_at: 0, tables, table, arena };
+    let root = r.value(0, true).napi()?;
+    if !(r.pos == p.ops.len() && r.at == r.text_len && r.wide_at == r.wide.len()) {
+        return Err(malformed(p.ops.len(), "data left over")).napi();
+    }
+    Ok(root)
+}
+
+/// Reads the ops and appends their TOON text to `out`.
+fn encode_packed(p: &Packed<'_>, table: &mut KeyTable, arena: &mut Arena, opts: &EncodeOptions, out: &mut String) -> Result<()> {
+    arena.table_delimiter = opts.delimiter;
+    let marks = marks(table, arena);
+    let mut tables = true;
+    loop {
+        let root = read_packed(p, tables, table, arena)?;
+        let doc = ArenaDoc { arena, src: &table.text };
+        match encode_into(&ArenaVal { doc: &doc, id: root }, opts, out) {
+            // The encoder walked a table's rows after all (a table
+            // nested near the depth limit): read again without
+            // tables, from where the text was converted.
+            Err(e) if tables && e.code() == TABLE_UNREAD => {
+                tables = false;
+                out.clear();
+                rewind(marks, table, arena);
+            }
+            r => return r.napi(),
+        }
+    }
+}
+
+/// What `llmPackChoose` found: the index of the rendering with the fewest
+/// tokens (the first of equals), its text, and every rendering's count.
+#[napi(object)]
+pub struct PackChoice {
+    pub index: u32,
+    pub text: String,
+    pub counts: Vec<u32>,
+}
+
+/// `encodeForLlm` over a packed value (as `toonPackEncode` takes it): each
+/// of `formats` (`toon`, `toon-tab`, `toon-pipe`, `json`, `json-pretty`)
+/// rendered from one reading of the ops each, and counted in `encoding`
+/// (a [`CountSession`](polywire::tokens::CountSession): each text from
+/// when it is made, on two threads), in one call. The JSON renderings
+/// are `JSON.stringify`'s of the value the packed walk took (a plain value:
+/// the walk gives up on anything else), so they are what `llm.js` would
+/// get from `JSON.stringify` itself, with no text crossing over to be
+/// counted and only the chosen one crossing back.
+#[napi(js_name = "llmPackChoose")]
+#[allow(clippy::too_many_arguments)]
+pub fn pack_choose(
+    env: &Env,
+    state: u32,
+    ops: Unknown<'_>,
+    op_count: u32,
+    text: Unknown<'_>,
+    reset: bool,
+    indent: u32,
+    formats: Vec<String>,
+    encoding: String,
+    wide_text: Option<Unknown<'_>>,
+    text_one_byte: Option<bool>,
+) -> Result<PackChoice> {
+    enum Render {
+        Toon(EncodeOptions),
+        Json(usize),
+    }
+    let renders = formats
+        .iter()
+        .map(|f| {
+            Ok(match f.as_str() {
+                "toon" => Render::Toon(encode_options(indent, u32::from(b','), false, f64::INFINITY)?),
+                "toon-tab" => Render::Toon(encode_options(indent, u32::from(b'\t'), false, f64::INFINITY)?),
+                "toon-pipe" => Render::Toon(encode_options(indent, u32::from(b'|'), false, f64::INFINITY)?),
+                "json" => Render::Json(0),
+                "json-pretty" => Render::Json(2),
+                other => return Err(invalid_arg("LLM_INVALID_ARGUMENT", format!("expected a format name, got {other:?}"))),
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let tokenizer = crate::llm::tokenizer(Some(encoding))?;
+    with_state(state, |s| {
+        let this = s.encoder(state, reset)?;
+        let raw = env.raw();
+        // SAFETY: the slices live only during this call.
+        let ops: &[f64] = unsafe { typed_array(raw, ops.value().value, sys::TypedarrayType::float64_array, op_count)? };
+        with_scratch(|s| {
+            let super::Scratch { input, wide, wide_in, arena, .. } = s;
+            let packed = unsafe { load_text(raw, ops, text, wide_text, text_one_byte, input, wide, wide_in, arena)? };
+            let table = &mut this.table;
+            let marks = marks(table, arena);
+            // Each text is counted from when it is made, on the helper
+            // thread too, while the next is made.
+            let mut session = tokenizer.session();
+            let mut compact: Option<Vec<u8>> = None;
+            for (i, render) in renders.iter().enumerate() {
+                let text = match render {
+                    Render::Toon(opts) => {
+                        // Each reading adds the keys met first to the table
+                        // again: it starts from the same marks.
+                        if i > 0 {
+                            rewind(marks, table, arena);
+                        }
+                        let mut out = String::new();
+                        encode_packed(&packed, table, arena, opts, &mut out)?;
+                        out
+                    }
+                    Render::Json(indent) => {
+                        if compact.is_none() {
+                            if i > 0 {
+                                rewind(marks, table, arena);
+                            }
+                            let root = read_packed(&packed, false, table, arena)?;
+                            let doc = ArenaDoc { arena, src: &table.text };
+                            let mut out = Vec::new();
+                            json_into(&ArenaVal { doc: &doc, id: root }, &mut out).napi()?;
+                            compact = Some(out);
+                        }
+                        let compact = compact.as_deref().unwrap_or_default();
+                        let bytes = if *indent == 0 {
+                            compact.to_vec()
+                        } else {
+                            let mut out = Vec::with_capacity(compact.len() * 2);
+                            polywire::json::indent_compact(compact, *indent, &mut out);
+                            out
+                        };
+                        // `json_into` writes strings of `&str`s and ASCII.
+                        String::from_utf8(bytes).map_err(|_| invalid_arg("LLM_INVALID_ARGUMENT", "the JSON text is not UTF-8".into()))?
+                    }
+                };
+                session.add(text);
+            }
+            let counts = session.finish().napi()?;
+            let index = (0..counts.len()).min_by_key(|&i| (counts[i], i)).unwrap_or(0);
+            let text = session.text(index).unwrap_or_default().to_owned();
+            Ok(PackChoice { index: index as u32, text, counts: counts.into_iter().map(|n| u32::try_from(n).unwrap_or(u32::MAX)).collect() })
         })
     })
 }

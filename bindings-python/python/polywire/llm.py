@@ -200,8 +200,14 @@ def encode_for_llm(
         return LlmText(text=text, format=name, tokens=None, candidates={}, encoding=encoding, rule=rule)
     encoding_name = _native.check_encoding(encoding)
     plain = _json_value(value, default, sort_keys) if any(n.startswith("json") for n in names) else value
-    texts = [_render(n, value, indent, default, sort_keys, plain) for n in names]
-    counts = _native.count_many(texts, encoding)
+    # Each rendering is counted from when it is made (on a second thread
+    # too), while the next is rendered.
+    session = _native.CountSession(encoding)
+    texts = []
+    for n in names:
+        texts.append(_render(n, value, indent, default, sort_keys, plain))
+        session.add(texts[-1])
+    counts = session.finish()
     best = min(range(len(names)), key=lambda i: (counts[i], i))
     return LlmText(
         text=texts[best],

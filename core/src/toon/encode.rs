@@ -856,6 +856,55 @@ fn push_primitive(out: &mut String, kind: &Kind<'_>, quote: &[bool; 256], delim:
     Ok(())
 }
 
+/// Append `JSON.stringify(value)` (compact) of the value the encoder sees:
+/// the JSON rendering `encode_for_llm` weighs against the TOON text, made
+/// from the same walk. Keys that are array indices come first, as the
+/// encoder (and a JavaScript object) orders them; numbers are in ECMAScript
+/// form (`-0` as `0`, NaN and infinities as `null`); a [`Kind::BigInt`]
+/// as its digits; a [`Kind::Raw`] text as a JSON string of it (JSON has no
+/// verbatim text). Nesting is bounded by [`MAX_DEPTH`], as for
+/// [`encode_into`] (`TOON_TOO_DEEP`); the recursion is bounded by it.
+pub fn json_into<'k, V: EncodeValue<'k>>(value: &V, out: &mut Vec<u8>) -> Result<(), V::Error> {
+    json_value(value, 0, out)
+}
+
+fn json_value<'k, V: EncodeValue<'k>>(value: &V, nest: usize, out: &mut Vec<u8>) -> Result<(), V::Error> {
+    match value.kind()? {
+        Kind::Null => out.extend_from_slice(b"null"),
+        Kind::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
+        Kind::Int(i) => crate::json::write_i64(out, i),
+        Kind::UInt(u) => crate::json::write_u64(out, u),
+        Kind::Float(f) => crate::json::write_f64(out, f),
+        Kind::BigInt(digits) => out.extend_from_slice(digits.as_bytes()),
+        Kind::Str(s) | Kind::Raw(s) => crate::json::write_str(out, s),
+        Kind::Array => {
+            enter(nest)?;
+            out.push(b'[');
+            for (i, item) in value.array_items().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                json_value(&item?, nest + 1, out)?;
+            }
+            out.push(b']');
+        }
+        Kind::Object => {
+            enter(nest)?;
+            out.push(b'{');
+            for_each_entry(value, |i, k, v| {
+                if i > 0 {
+                    out.push(b',');
+                }
+                crate::json::write_str(out, k);
+                out.push(b':');
+                json_value(&v, nest + 1, out)
+            })?;
+            out.push(b'}');
+        }
+    }
+    Ok(())
+}
+
 /// A line break and the indentation of a line, as one piece.
 const NEWLINE_SPACES: &str = "\n                                                                ";
 
@@ -2387,6 +2436,32 @@ mod tests {
             let v: serde_json::Value = serde_json::from_str(input).expect("json");
             assert_eq!(enc(v), expected, "{input}");
         }
+    }
+
+    /// `json_into` writes what `JSON.stringify(JSON.parse(input))` does
+    /// (expected texts from Node 20).
+    #[test]
+    fn json_into_writes_json_stringify_text() {
+        let cases = [
+            (r#"{"a":{"b":1,"1":2,"0":3},"2":"x"}"#, r#"{"2":"x","a":{"0":3,"1":2,"b":1}}"#),
+            (
+                r#"[1.5,-0,1e21,1e-7,123456789012345680000,0.1,-2.5e-300,"q\"\\\n\u0001\u001f\u007f\u2028é😀",true,false,null,[],{}]"#,
+                "[1.5,0,1e+21,1e-7,123456789012345680000,0.1,-2.5e-300,\"q\\\"\\\\\\n\\u0001\\u001f\u{7f}\u{2028}é😀\",true,false,null,[],{}]",
+            ),
+            (r#"{"4294967294":3,"01":1,"4294967295":2,"z":[{"y":{}}]}"#, r#"{"4294967294":3,"01":1,"4294967295":2,"z":[{"y":{}}]}"#),
+        ];
+        for (input, expected) in cases {
+            let v: serde_json::Value = serde_json::from_str(input).expect("json");
+            let mut out = Vec::new();
+            json_into(&&v, &mut out).expect("json_into");
+            assert_eq!(String::from_utf8(out).expect("utf-8"), expected, "{input}");
+        }
+        let mut deep = serde_json::Value::Null;
+        for _ in 0..MAX_DEPTH + 1 {
+            deep = serde_json::Value::Array(vec![deep]);
+        }
+        let e = json_into(&&deep, &mut Vec::new()).expect_err("too deep");
+        assert_eq!(e.code(), "TOON_TOO_DEEP");
     }
 
     #[test]
