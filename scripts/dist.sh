@@ -48,7 +48,16 @@ for minor in 9 10 11 12 13; do
 done
 [ ${#interpreters[@]} -gt 0 ] || { echo "dist.sh: no CPython 3.9-3.13 found" >&2; exit 1; }
 echo "== wheels for: ${interpreters[*]}"
-maturin build --release --strip --zig --compatibility manylinux2014 -o "$DIST" -i "${interpreters[@]}"
+# maturin runs cargo with zig as linker and C compiler (cargo-zigbuild inside it). A
+# cargo shim records that environment, so that the Node binary below builds with the
+# same one and reuses the dependencies the wheels compiled (about four minutes): with
+# `cargo zigbuild`, whose linker wrapper has another path, cargo compiles them all again.
+shim=$(mktemp -d)
+trap 'rm -rf "$shim"' EXIT
+printf '#!/bin/sh\ncase "$1" in rustc|build) env -0 > "%s/env" ;; esac\nexec "%s" "$@"\n' \
+  "$shim" "$(command -v cargo)" > "$shim/cargo"
+chmod +x "$shim/cargo"
+PATH="$shim:$PATH" maturin build --release --strip --zig --compatibility manylinux2014 -o "$DIST" -i "${interpreters[@]}"
 maturin sdist -o "$DIST"
 for whl in "$DIST"/*.whl; do
   report=$(auditwheel show "$whl" | tr -s ' \n' ' ')
@@ -64,7 +73,28 @@ done
 
 # --- Node: the linux-x64-gnu binary for glibc 2.17 ---------------------------------
 echo "== Node binary (glibc 2.17)"
-cargo zigbuild --release --target x86_64-unknown-linux-gnu.2.17 -p polywire-node
+# What maturin added to cargo's environment (linker, C compiler, target settings), less
+# its Python settings, as shell assignments.
+zig_env=$(python - "$shim/env" <<'EOF'
+import os, shlex, sys
+try:
+    items = open(sys.argv[1], "rb").read().split(b"\0")
+except OSError:
+    items = []
+for item in items:
+    name, _, value = item.decode("utf-8", "replace").partition("=")
+    if name.startswith(("PYO3_", "PYTHON_SYS_")) or name in ("", "_", "PATH", "PWD", "OLDPWD", "SHLVL"):
+        continue  # the Python build's, or the shell's (PATH has the shim)
+    if os.environ.get(name) != value:
+        print(f"export {name}={shlex.quote(value)}")
+EOF
+)
+if printf '%s\n' "$zig_env" | grep -q '^export CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER='; then
+  (eval "$zig_env" && cargo build --release --target x86_64-unknown-linux-gnu -p polywire-node)
+else
+  echo "   (maturin's cargo environment was not recorded: cargo zigbuild, which compiles every dependency again)"
+  cargo zigbuild --release --target x86_64-unknown-linux-gnu.2.17 -p polywire-node
+fi
 so="$CARGO_TARGET_DIR/x86_64-unknown-linux-gnu/release/libpolywire_node.so"
 newest_glibc() { objdump -T "$1" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -n 1; }
 

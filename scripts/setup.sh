@@ -7,6 +7,11 @@ cd "$(dirname "$0")/.."
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q maturin pytest hypothesis mypy toon-format==1.2.0 pydantic tiktoken==0.14.0 tokenizers==0.22.1
-.venv/bin/python -m pip install -q .
+# Built for the host triple named explicitly, as napi's --platform build below
+# (and ./scripts/test.sh) names it: both packages then build in one target
+# directory, target/<host>/release, and compile the dependencies they share
+# (libp2p, QUIC, rustls, the tokenizers) once, not twice.
+host=$(rustc -vV | sed -n 's/^host: //p')
+MATURIN_PEP517_ARGS="--target $host" .venv/bin/python -m pip install -q .
 if [ -f package-lock.json ] && [ "${CI:-}" = "true" ]; then npm ci --no-audit --no-fund; else npm install --no-audit --no-fund; fi
 .venv/bin/python examples/demo.py

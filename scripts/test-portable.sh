@@ -26,7 +26,7 @@ if [ ! -x .venv-portable/bin/python ]; then
   .venv-portable/bin/python -m pip install -q maturin pytest hypothesis mypy pydantic toon-format==1.2.0 tiktoken==0.14.0 tokenizers==0.22.1
 fi
 (export VIRTUAL_ENV=$ROOT/.venv-portable PATH=$ROOT/.venv-portable/bin:$PATH
- maturin develop --release --quiet --features portable
+ maturin develop --release --quiet --features portable --target "$(rustc -vV | sed -n 's/^host: //p')"
  python -c 'import polywire._polywire as m; assert m._simd is False, "the portable build has the SIMD paths on"'
  python -m pytest tests-py -q -p no:cacheprovider)
 

@@ -4,7 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH"
-maturin develop --release --quiet
+# --target: the host, as napi's --platform build names it, so that the two share
+# target/<host>/release and its compiled dependencies (scripts/setup.sh).
+maturin develop --release --quiet --target "$(rustc -vV | sed -n 's/^host: //p')"
 npm run --silent build
 cargo test --workspace --quiet
 # The real Kameo node (kameo =0.22.2) that `cargo test` built: the Python and Node

@@ -18,7 +18,8 @@ import textwrap
 import pytest
 
 import polywire
-from polywire import axon, kado, kameo, toon
+from polywire import axon, kado, kameo, llm, toon
+from polywire._polywire import llm as _native_llm
 
 
 class L(list):
@@ -131,6 +132,10 @@ def _encoders():
         ("toon_sorted", lambda v: toon.dumps(v, sort_keys=True)),
         ("axon", lambda v: axon.validate({"v": 1, "id": "a", "from": "x", "to": "y", "kind": "notify", "ts": 1, "payload": {"x": v}})),
         ("kameo", lambda v: kameo.pack(v)),
+        # Every candidate rendered and counted in one native call, and the function
+        # around it (which goes format by format when that call gives up).
+        ("llm_choose", lambda v: _native_llm.choose(v, ["toon", "toon-tab", "json", "json-pretty"], 2, "o200k_base")),
+        ("encode_for_llm", lambda v: llm.encode_for_llm(v)),
     ]
 
 

@@ -253,6 +253,50 @@ def test_choices_equal_the_shared_vectors():
         assert (r.format, r.tokens) == (case["format"], case["tokens"]), case["name"]
 
 
+def test_the_one_call_route_renders_exactly_what_dumps_and_json_text_write():
+    """Values with no ``default`` and unsorted keys are rendered and counted in one native
+    call (``_polywire.llm.choose``); its texts must be dumps' and json_text's, format by
+    format, and its counts theirs."""
+    from polywire._polywire import llm as native
+
+    doc = load_vectors("llm_choices.json")
+    values = [toon_datasets.DATASETS[c["dataset"]](toon_datasets.Rng(toon_datasets.SEED)) if "dataset" in c else c["value"] for c in doc["cases"]]
+    values.append({"big": 1e21, "tiny": 1e-7, "neg": -0.0, "esc": 'q"\\\n\u0001\u2028é😀', "arr": [None, True, 2**70, (1, 2)]})
+    values.append({10: "a", "b": {"2": [1, 2], "1": "x"}, "0": True})
+    formats = ["toon", "toon-tab", "toon-pipe", "json", "json-pretty"]
+    reference = {
+        "toon": lambda v, i: toon.dumps(v, indent_size=i),
+        "toon-tab": lambda v, i: toon.dumps(v, delimiter="\t", indent_size=i),
+        "toon-pipe": lambda v, i: toon.dumps(v, delimiter="|", indent_size=i),
+        "json": lambda v, i: native.json_text(v, 0),
+        "json-pretty": lambda v, i: native.json_text(v, 2),
+    }
+    for value in values:
+        index, text, counts = native.choose(value, formats, 2, "o200k_base")
+        texts = [reference[f](value, 2) for f in formats]
+        assert counts == [llm.count_tokens(t) for t in texts]
+        assert text == texts[index] and index == min(range(len(counts)), key=lambda i: (counts[i], i))
+        for f in formats:
+            one = reference[f](value, 4)
+            assert native.choose(value, [f], 4, "cl100k_base") == (0, one, [llm.count_tokens(one, "cl100k_base")]), f
+        r = llm.encode_for_llm(value, formats=("toon", "json"), delimiter=",")
+        assert r.candidates == {"toon": counts[0], "json": counts[3]}
+        assert r.text == (texts[0] if counts[0] <= counts[3] else texts[3])
+    # Values JSON has no form for go format by format, as before, and so do errors.
+    import datetime
+
+    for value in [{"d": datetime.date(2026, 1, 2)}, {"s": {1}}, [object()]]:
+        with pytest.raises(TypeError):
+            native.choose(value, formats, 2, "o200k_base")
+    r = llm.encode_for_llm({"d": datetime.date(2026, 1, 2)}, formats=("toon", "json"), delimiter=",")
+    assert r.candidates["json"] == llm.count_tokens('{"d":"2026-01-02"}')
+    with pytest.raises(polywire.PolywireTypeError):
+        llm.encode_for_llm([object()])
+    with pytest.raises(polywire.ToonEncodeError) as e:
+        llm.encode_for_llm(ROWS, indent=-1)
+    assert e.value.code == "TOON_INVALID_ARGUMENT"
+
+
 # ---------------------------------------------------------------- safe_encode
 
 

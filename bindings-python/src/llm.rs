@@ -20,6 +20,7 @@ pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_function(wrap_pyfunction!(count_many, m)?)?;
         m.add_function(wrap_pyfunction!(json_text, m)?)?;
         m.add_function(wrap_pyfunction!(check_encoding, m)?)?;
+        m.add_function(wrap_pyfunction!(choose, m)?)?;
         m.add_class::<CountSession>()?;
         Ok(())
     })
@@ -112,6 +113,58 @@ fn json_text<'py>(py: Python<'py>, value: &Bound<'py, PyAny>, indent: Option<&Bo
         // so the text is UTF-8; this is only a guard.
         Err(_) => Err(value_error(py, Format::Llm, ARG, "the JSON text is not UTF-8")),
     }
+}
+
+/// ``encode_for_llm``'s work for a value with no ``default`` and unsorted
+/// keys, in one call: ``value`` rendered in each format of ``names`` (as
+/// ``toon.dumps(value, indent_size=indent, delimiter=...)`` and
+/// ``json_text`` write them), each counted from when it is made (on the
+/// helper thread too) while the next is rendered. Returns the index of the
+/// fewest tokens (the first of equals), that text, and every count. The
+/// renderings stay UTF-8: only the chosen one becomes a ``str``, and none
+/// is encoded back to UTF-8 to be counted.
+#[pyfunction]
+fn choose<'py>(
+    py: Python<'py>,
+    value: &Bound<'py, PyAny>,
+    names: Vec<String>,
+    indent: &Bound<'py, PyAny>,
+    encoding: &Bound<'py, PyAny>,
+) -> PyResult<(usize, Bound<'py, PyAny>, Vec<usize>)> {
+    use polywire::toon::Delimiter;
+    let mut session = tokenizer(py, Some(encoding))?.session();
+    let mut compact: Option<Vec<u8>> = None;
+    for name in &names {
+        let text = match name.as_str() {
+            "toon" => crate::toon::encode_text(py, value, indent, Delimiter::Comma)?,
+            "toon-tab" => crate::toon::encode_text(py, value, indent, Delimiter::Tab)?,
+            "toon-pipe" => crate::toon::encode_text(py, value, indent, Delimiter::Pipe)?,
+            "json" | "json-pretty" => {
+                if compact.is_none() {
+                    let mut out = Vec::with_capacity(256);
+                    crate::pyjson::write(&mut out, value)?;
+                    compact = Some(out);
+                }
+                let compact = compact.as_deref().unwrap_or_default();
+                let bytes = if name == "json" {
+                    compact.to_vec()
+                } else {
+                    let mut out = Vec::with_capacity(compact.len() * 2);
+                    polywire::json::indent_compact(compact, 2, &mut out);
+                    out
+                };
+                // Lone surrogates are written as `\udxxx` escapes, so the
+                // text is UTF-8; this is only a guard.
+                String::from_utf8(bytes).map_err(|_| value_error(py, Format::Llm, ARG, "the JSON text is not UTF-8"))?
+            }
+            other => return Err(value_error(py, Format::Llm, ARG, format!("no format named {other:?}"))),
+        };
+        session.add(text);
+    }
+    let counts = py.detach(|| session.finish()).py_err(py)?;
+    let best = (0..counts.len()).min_by_key(|&i| (counts[i], i)).unwrap_or(0);
+    let text = crate::pyjson::new_str(py, session.text(best).unwrap_or_default())?;
+    Ok((best, text, counts))
 }
 
 /// Raise unless ``encoding`` names a built-in encoding or a readable

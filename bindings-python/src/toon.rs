@@ -75,7 +75,7 @@ fn varg(encode: bool, msg: impl Into<String>) -> PyErr {
 
 /// `indent_size` (or its older spelling `indent`): an int, not a bool.
 /// (`min` is 0 for `dumps`, 1 for `loads`.)
-fn indent_arg(indent_size: Option<&Bound<'_, PyAny>>, indent: Option<&Bound<'_, PyAny>>, min: usize) -> PyResult<usize> {
+pub(crate) fn indent_arg(indent_size: Option<&Bound<'_, PyAny>>, indent: Option<&Bound<'_, PyAny>>, min: usize) -> PyResult<usize> {
     let encode = min == 0;
     let v = match (indent_size, indent) {
         // Compared as ints only (`==` on other objects could run Python code).
@@ -922,7 +922,6 @@ fn dumps<'py>(
         ctx.check(obj, 0).map_err(|e| e.into_pyerr(py))?;
         ctx.checked = true;
     }
-    let ptr = obj.as_ptr();
     OUT.with(|cell| {
         let mut fresh = String::new();
         let mut held = cell.try_borrow_mut().ok();
@@ -930,31 +929,45 @@ fn dumps<'py>(
             Some(o) => o,
             None => &mut fresh,
         };
-        let r = loop {
-            out.clear();
-            // First a walk with no check pass: it stops at the first value
-            // that needs one (rare), and the check pass runs before the
-            // second walk.
-            let walked = {
-                let ctx = &ctx;
-                PyVal { ptr, ctx }.child(ptr).and_then(|root| encode_into(&root, &opts, out))
-            };
-            match walked {
-                Err(EncErr::NeedsCheck) if !ctx.checked => {
-                    if let Err(e) = ctx.check(obj, 0) {
-                        break Err(e.into_pyerr(py));
-                    }
-                    ctx.checked = true;
-                }
-                Err(e) => break Err(e.into_pyerr(py)),
-                Ok(()) => break new_str(py, out).and_then(|s| Ok(s.cast_into::<PyString>()?)),
-            }
-        };
+        let r = encode_walk(obj, &mut ctx, &opts, out).and_then(|()| Ok(new_str(py, out)?.cast_into::<PyString>()?));
         if out.capacity() > 1 << 20 {
             *out = String::new();
         }
         r
     })
+}
+
+/// `obj` encoded into `out` (cleared first). First a walk with no check
+/// pass: it stops at the first value that needs one (rare), and the check
+/// pass runs before the second walk.
+fn encode_walk<'py>(obj: &Bound<'py, PyAny>, ctx: &mut Ctx<'py>, opts: &EncodeOptions, out: &mut String) -> PyResult<()> {
+    let (py, ptr) = (ctx.py, obj.as_ptr());
+    loop {
+        out.clear();
+        let walked = {
+            let ctx = &*ctx;
+            PyVal { ptr, ctx }.child(ptr).and_then(|root| encode_into(&root, opts, out))
+        };
+        match walked {
+            Err(EncErr::NeedsCheck) if !ctx.checked => {
+                ctx.check(obj, 0).map_err(|e| e.into_pyerr(py))?;
+                ctx.checked = true;
+            }
+            Err(e) => return Err(e.into_pyerr(py)),
+            Ok(()) => return Ok(()),
+        }
+    }
+}
+
+/// `dumps(obj, indent_size=indent, delimiter=delimiter)` as UTF-8 (no
+/// `default`, keys unsorted): a rendering `polywire.llm` counts, which
+/// becomes a `str` only if it is the one chosen.
+pub(crate) fn encode_text(py: Python<'_>, obj: &Bound<'_, PyAny>, indent: &Bound<'_, PyAny>, delimiter: Delimiter) -> PyResult<String> {
+    let opts = EncodeOptions { indent: indent_arg(Some(indent), None, 0)?, delimiter, ..EncodeOptions::default() };
+    let mut ctx = Ctx { py, default: None, sort_keys: false, converted: HashMap::new(), dicts_converted: false, checked: false, big_digits: Default::default() };
+    let mut out = String::new();
+    encode_walk(obj, &mut ctx, &opts, &mut out)?;
+    Ok(out)
 }
 
 // ---------------------------------------------------------------- decoding

@@ -208,7 +208,10 @@ fn count_ascii_run(bpe: &Bpe, run: &[u8], memo: &mut Memo, piece_end: impl Fn(&[
     while i < run.len() {
         let e = piece_end(run, i);
         let len = e - i;
-        n += if len == 1 {
+        // A piece that starts with a digit is one to three digits, and each
+        // of those 1,110 strings is a token in both encodings (a test
+        // checks): no lookup.
+        n += if len == 1 || run[i].is_ascii_digit() {
             1
         } else if len <= MEMO_MAX_PIECE && i + 16 <= run.len() {
             let word = |k: usize| u64::from_le_bytes(run[k..k + 8].try_into().unwrap_or_default());
@@ -676,6 +679,58 @@ static ASCII_CLASS: [u8; 256] = {
     t
 };
 
+const fn splat(c: u8) -> u64 {
+    u64::from_le_bytes([c; 8])
+}
+
+const HIGH: u64 = splat(0x80);
+
+/// For each byte of `w` (whose high bits are clear), its high bit set if
+/// the byte is at least `lo`: no sum carries into the next byte.
+#[inline(always)]
+fn at_least(w: u64, lo: u8) -> u64 {
+    w.wrapping_add(splat(0x80 - lo))
+}
+
+/// For each byte of `w` (high bits clear), its high bit set if the byte is
+/// in `lo..=hi` (`hi` below 0x7f).
+#[inline(always)]
+fn within(w: u64, lo: u8, hi: u8) -> u64 {
+    at_least(w, lo) & !at_least(w, hi + 1)
+}
+
+/// ASCII letters, by [`within`].
+#[inline(always)]
+fn letters(w: u64) -> u64 {
+    within(w | splat(0x20), b'a', b'z')
+}
+
+/// The end of the run, from `i` of `b`, of ASCII bytes that `class` (one of
+/// the [`within`] tests) holds, eight bytes at a time: a word's end is found
+/// by a count of trailing ones, not by a loop whose exit (the word's length)
+/// the processor cannot predict. A byte with its high bit set ends the run.
+#[inline(always)]
+fn ascii_span(b: &[u8], mut i: usize, class: impl Fn(u64) -> u64) -> usize {
+    while let Some(word) = b.get(i..i + 8) {
+        let raw = u64::from_le_bytes(word.try_into().unwrap_or_default());
+        let inside = class(raw & !HIGH) & !raw & HIGH;
+        let n = (!inside & HIGH).trailing_zeros() as usize / 8;
+        i += n;
+        if n < 8 {
+            return i;
+        }
+    }
+    // The last bytes one at a time, by the same test on a word that holds
+    // only that byte (the other bytes' sums carry nowhere they are read).
+    while let Some(&c) = b.get(i) {
+        if class(u64::from(c & 0x7f)) & !u64::from(c) & 0x80 == 0 {
+            break;
+        }
+        i += 1;
+    }
+    i
+}
+
 #[inline(always)]
 fn class_at(b: &[u8], i: usize) -> u8 {
     // Past the end: no class, which ends every run.
@@ -696,13 +751,8 @@ fn o200k_ascii_piece(b: &[u8], i: usize) -> usize {
         usize::MAX
     };
     if k != usize::MAX {
-        let mut e = k;
-        while class_at(b, e) == C_UPPER {
-            e += 1;
-        }
-        while class_at(b, e) == C_LOWER {
-            e += 1;
-        }
+        let e = ascii_span(b, k, |w| within(w, b'A', b'Z'));
+        let e = ascii_span(b, e, |w| within(w, b'a', b'z'));
         return if b.get(e) == Some(&b'\'') {
             contraction(b, e).unwrap_or(e)
         } else {
@@ -723,6 +773,8 @@ fn o200k_ascii_piece(b: &[u8], i: usize) -> usize {
     } else {
         return space_piece(b, i, false);
     };
+    // (A loop, not `ascii_span`: punctuation runs are short, and the test
+    // for eight bytes cost more than it saved, by cachegrind.)
     let mut e = e;
     while class_at(b, e) == C_PUNCT {
         e += 1;
@@ -735,7 +787,6 @@ fn o200k_ascii_piece(b: &[u8], i: usize) -> usize {
 
 /// The end of the cl100k piece starting at `i` of an ASCII chunk.
 fn cl100k_ascii_piece(b: &[u8], i: usize) -> usize {
-    let n = b.len();
     // '(?i:[sdmt]|ll|ve|re)
     if let Some(e) = contraction(b, i) {
         return e;
@@ -743,11 +794,7 @@ fn cl100k_ascii_piece(b: &[u8], i: usize) -> usize {
     // [^\r\n\p{L}\p{N}]?+\p{L}++ (the optional character is possessive: a
     // non-letter is taken, and then a letter must follow)
     if let Some(k) = letters_start(b, i) {
-        let mut e = k + 1;
-        while e < n && b[e].is_ascii_alphabetic() {
-            e += 1;
-        }
-        return e;
+        return ascii_span(b, k + 1, letters);
     }
     // \p{N}{1,3}+, then ' '?[^\s\p{L}\p{N}]++[\r\n]*+
     digits_or_punct_piece(b, i, false).unwrap_or_else(|| space_piece(b, i, true))
@@ -1496,6 +1543,47 @@ mod tests {
         ] {
             check(&text);
         }
+    }
+
+    #[test]
+    fn word_at_a_time_spans_equal_the_byte_classes() {
+        // Each class the scanners test eight bytes at a time, against its
+        // byte-by-byte definition: every byte, at every offset of a word and
+        // of the tail.
+        let classes: [(&str, fn(u64) -> u64, fn(u8) -> bool, u8); 3] = [
+            ("upper", |w| within(w, b'A', b'Z'), |c| c.is_ascii_uppercase(), b'Q'),
+            ("lower", |w| within(w, b'a', b'z'), |c| c.is_ascii_lowercase(), b'q'),
+            ("letters", letters, |c| c.is_ascii_alphabetic(), b'Q'),
+        ];
+        for (name, class, holds, member) in classes {
+            for c in 0..=255u8 {
+                for before in 0..20 {
+                    let mut text = vec![member; before];
+                    text.push(c);
+                    text.extend([member; 3]);
+                    let want = if holds(c) { text.len() } else { before };
+                    assert_eq!(ascii_span(&text, 0, class), want, "{name}: byte {c:#04x} after {before}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_string_of_one_to_three_digits_is_one_token() {
+        // What `count_ascii_run` counts without a lookup.
+        for e in Encoding::ALL {
+            let bpe = Bpe::get(e);
+            let mut n = 0;
+            for len in 1..=3u32 {
+                for k in 0..10usize.pow(len) {
+                    let digits = format!("{k:0width$}", width = len as usize);
+                    assert!(bpe.ranks.contains_key(digits.as_bytes()), "{digits} is not a token of {e:?}");
+                    n += 1;
+                }
+            }
+            assert_eq!(n, 1110);
+        }
+        check("0123456789 007 42x 1.5e10 [1,22,333,4444]");
     }
 
     #[test]

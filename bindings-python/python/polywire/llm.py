@@ -199,6 +199,17 @@ def encode_for_llm(
         text = _render(name, value, indent, default, sort_keys, plain)
         return LlmText(text=text, format=name, tokens=None, candidates={}, encoding=encoding, rule=rule)
     encoding_name = _native.check_encoding(encoding)
+    reported = encoding if encoding_name == "tokenizer.json" else encoding_name
+    if default is None and not sort_keys:
+        # One native call renders and counts every candidate, and makes a str of the
+        # chosen text only. Anything it cannot do (a date, a set, a bad indent...)
+        # goes the way below, which reports errors as dumps and json_text do.
+        try:
+            best, text, counts = _native.choose(value, names, indent, encoding)
+        except Exception:
+            pass
+        else:
+            return LlmText(text=text, format=names[best], tokens=counts[best], candidates=dict(zip(names, counts)), encoding=reported)
     plain = _json_value(value, default, sort_keys) if any(n.startswith("json") for n in names) else value
     # Each rendering is counted from when it is made (on a second thread
     # too), while the next is rendered.
@@ -214,7 +225,7 @@ def encode_for_llm(
         format=names[best],
         tokens=counts[best],
         candidates=dict(zip(names, counts)),
-        encoding=encoding if encoding_name == "tokenizer.json" else encoding_name,
+        encoding=reported,
     )
 
 
