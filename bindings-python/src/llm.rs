@@ -134,7 +134,7 @@ fn choose<'py>(
     use polywire::toon::Delimiter;
     let mut session = tokenizer(py, Some(encoding))?.session();
     let mut compact: Option<Vec<u8>> = None;
-    for name in &names {
+    for (k, name) in names.iter().enumerate() {
         let text = match name.as_str() {
             "toon" => crate::toon::encode_text(py, value, indent, Delimiter::Comma)?,
             "toon-tab" => crate::toon::encode_text(py, value, indent, Delimiter::Tab)?,
@@ -145,10 +145,16 @@ fn choose<'py>(
                     crate::pyjson::write(&mut out, value)?;
                     compact = Some(out);
                 }
-                let compact = compact.as_deref().unwrap_or_default();
                 let bytes = if name == "json" {
-                    compact.to_vec()
+                    // Moved into the session, not copied, unless
+                    // "json-pretty" still needs it.
+                    if names[k + 1..].iter().any(|n| n == "json-pretty") {
+                        compact.clone().unwrap_or_default()
+                    } else {
+                        compact.take().unwrap_or_default()
+                    }
                 } else {
+                    let compact = compact.as_deref().unwrap_or_default();
                     let mut out = Vec::with_capacity(compact.len() * 2);
                     polywire::json::indent_compact(compact, 2, &mut out);
                     out
