@@ -297,6 +297,38 @@ def test_the_one_call_route_renders_exactly_what_dumps_and_json_text_write():
     assert e.value.code == "TOON_INVALID_ARGUMENT"
 
 
+def test_json_text_writes_every_key_as_json_stringify_does():
+    """The JSON writer keeps the text of each dict key it has written (by the key object) and
+    copies it for the next row that shares the key. Rows sharing keys, more distinct keys than
+    it keeps, keys that share its slots, keys with escapes, long and non-ASCII keys, str
+    subclasses and keys JavaScript orders first must all come out as JSON.stringify writes them
+    (for these values, ``json.dumps`` with compact separators writes the same text)."""
+    from polywire._polywire import llm as native
+
+    class Key(str):
+        pass
+
+    def stringify(v):
+        return json.dumps(v, separators=(",", ":"), ensure_ascii=False)
+
+    keys = ["id", 'q"uote', "tab\there", "\u0001ctl", "back\\slash", "k" * 31, "k" * 32, "k" * 33, "x" * 300,
+            "ключ", "emoji😀", "", "a b", "true"]
+    rows = [{k: i * len(k) for k in keys} for i in range(50)]
+    many = [{f"key{n}": n, "shared": n} for n in range(2000)]  # past the cache's limit of new keys
+    subclassed = [{Key("sub"): 1, "sub": 2}, {Key("sub"): 3}]
+    nested = {"outer": [{"id": 1, "inner": {"id": 2, "q\"uote": [{"id": 3}]}}] * 3}
+    for value in [rows, many, subclassed, nested, [rows, many, nested]]:
+        assert native.json_text(value) == stringify(value)
+    # A key shared by rows, and keys JavaScript enumerates first (array indices), in the same walk.
+    value = [{"a": 1, "b": 2}, {"b": 3, "10": 4, "a": 5}, {"a": 6, "2": 7}]
+    assert native.json_text(value) == '[{"a":1,"b":2},{"10":4,"b":3,"a":5},{"2":7,"a":6}]'
+    # Equal keys that are different objects, and the same object as a key and a value.
+    k1, k2 = "".join(["sa", "me"]), "".join(["s", "ame"])
+    assert k1 is not k2
+    value = [{k1: k1}, {k2: k2}, {k1: {k2: k1}}]
+    assert native.json_text(value) == stringify(value)
+
+
 # ---------------------------------------------------------------- safe_encode
 
 

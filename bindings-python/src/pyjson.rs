@@ -21,11 +21,73 @@ use std::vec::Drain;
 
 /// Append the JSON text of `obj` to `out`.
 pub fn write(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>) -> PyResult<()> {
-    write_obj(out, obj.as_ptr(), obj.py(), 0)
+    let mut keys = KeyCache::new(obj.py());
+    write_obj(out, obj.as_ptr(), &mut keys, 0)
+}
+
+/// The texts (`"key":`) of the dict keys written so far, found by the key
+/// object's address: the rows of a list of dicts share their key objects
+/// (literals, interned names, a parser's key cache), so a key's text is
+/// made once per call, not once per row. Every key in it is held by a
+/// strong reference until the call ends, so no other object can take its
+/// address meanwhile; a `str`'s text never changes.
+struct KeyCache<'py> {
+    py: Python<'py>,
+    /// Direct-mapped by address: (key, where its text starts in `texts`,
+    /// its length); a null key is an empty slot.
+    slots: [(*mut ffi::PyObject, u32, u32); WRITE_KEY_SLOTS],
+    texts: Vec<u8>,
+    held: Vec<Bound<'py, PyAny>>,
+}
+
+const WRITE_KEY_SLOTS: usize = 64;
+/// Cached key texts up to this long are copied with a fixed-size copy.
+const KEY_COPY: usize = 32;
+/// After this many keys, a value's keys are mostly distinct (a mapping, not
+/// rows): the cache stops taking new ones.
+const KEY_CACHE_LIMIT: usize = 512;
+
+impl<'py> KeyCache<'py> {
+    #[inline]
+    fn new(py: Python<'py>) -> Self {
+        KeyCache { py, slots: [(std::ptr::null_mut(), 0, 0); WRITE_KEY_SLOTS], texts: Vec::new(), held: Vec::new() }
+    }
+
+    #[inline]
+    fn slot(key: *mut ffi::PyObject) -> usize {
+        // Objects are 16-byte aligned; mix in higher bits for spread.
+        let a = key as usize;
+        ((a >> 4) ^ (a >> 10)) & (WRITE_KEY_SLOTS - 1)
+    }
+
+    /// The text of `key`, when it is cached (followed in memory by at least
+    /// `KEY_COPY` bytes of `texts`).
+    #[inline]
+    fn get(&self, key: *mut ffi::PyObject) -> Option<&[u8]> {
+        let (k, start, len) = self.slots[Self::slot(key)];
+        (k == key).then(|| &self.texts[start as usize..(start + len) as usize])
+    }
+
+    /// Remember `text` (`"key":`) for `key`, an exact `str`.
+    #[inline]
+    fn put(&mut self, key: *mut ffi::PyObject, text: &[u8]) {
+        if self.held.len() >= KEY_CACHE_LIMIT || self.texts.len() + text.len() > u32::MAX as usize {
+            return;
+        }
+        // SAFETY: `key` is a live object (a key of the dict being walked).
+        self.held.push(unsafe { Bound::from_borrowed_ptr(self.py, key) });
+        // Each text is followed by `KEY_COPY` bytes of padding, for
+        // `write_dict`'s fixed-size copy.
+        let start = self.texts.len() as u32;
+        self.texts.extend_from_slice(text);
+        self.texts.extend_from_slice(&[0; KEY_COPY]);
+        self.slots[Self::slot(key)] = (key, start, text.len() as u32);
+    }
 }
 
 #[inline]
-fn write_obj(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, py: Python<'_>, depth: usize) -> PyResult<()> {
+fn write_obj(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, keys: &mut KeyCache<'_>, depth: usize) -> PyResult<()> {
+    let py = keys.py;
     unsafe {
         let tp = ffi::Py_TYPE(ptr);
         if tp == addr_of_mut!(ffi::PyUnicode_Type) {
@@ -42,11 +104,11 @@ fn write_obj(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, py: Python<'_>, depth: 
             json::write_f64(out, ffi::PyFloat_AS_DOUBLE(ptr));
             Ok(())
         } else if tp == addr_of_mut!(ffi::PyList_Type) {
-            write_list(out, ptr, py, depth)
+            write_list(out, ptr, keys, depth)
         } else if tp == addr_of_mut!(ffi::PyDict_Type) {
-            write_dict(out, ptr, py, depth)
+            write_dict(out, ptr, keys, depth)
         } else {
-            write_other(out, ptr, py, depth)
+            write_other(out, ptr, keys, depth)
         }
     }
 }
@@ -54,7 +116,8 @@ fn write_obj(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, py: Python<'_>, depth: 
 /// Subclasses (IntEnum, str enums, OrderedDict, ...), tuples and errors.
 #[cold]
 #[inline(never)]
-fn write_other(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, py: Python<'_>, depth: usize) -> PyResult<()> {
+fn write_other(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, keys: &mut KeyCache<'_>, depth: usize) -> PyResult<()> {
+    let py = keys.py;
     unsafe {
         if ffi::PyBool_Check(ptr) != 0 {
             out.extend_from_slice(if ptr == ffi::Py_True() { b"true" } else { b"false" });
@@ -67,7 +130,7 @@ fn write_other(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, py: Python<'_>, depth
             json::write_f64(out, ffi::PyFloat_AsDouble(ptr));
             Ok(())
         } else if ffi::PyList_Check(ptr) != 0 {
-            write_list(out, ptr, py, depth)
+            write_list(out, ptr, keys, depth)
         } else if ffi::PyTuple_Check(ptr) != 0 {
             enter(depth)?;
             out.push(b'[');
@@ -76,12 +139,12 @@ fn write_other(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, py: Python<'_>, depth
                 if i > 0 {
                     out.push(b',');
                 }
-                write_obj(out, ffi::PyTuple_GET_ITEM(ptr, i), py, depth + 1)?;
+                write_obj(out, ffi::PyTuple_GET_ITEM(ptr, i), keys, depth + 1)?;
             }
             out.push(b']');
             Ok(())
         } else if ffi::PyDict_Check(ptr) != 0 {
-            write_dict(out, ptr, py, depth)
+            write_dict(out, ptr, keys, depth)
         } else {
             let obj = Bound::from_borrowed_ptr(py, ptr);
             Err(crate::errors::type_error(py, "KADO_UNSUPPORTED_TYPE", format!("Object of type {} is not JSON serializable", type_name(&obj))))
@@ -110,7 +173,7 @@ fn enter(depth: usize) -> PyResult<()> {
 }
 
 #[inline]
-unsafe fn write_list(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, py: Python<'_>, depth: usize) -> PyResult<()> {
+unsafe fn write_list(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, keys: &mut KeyCache<'_>, depth: usize) -> PyResult<()> {
     enter(depth)?;
     out.push(b'[');
     // Re-read the size each time and hold the item: the list could shrink
@@ -123,7 +186,7 @@ unsafe fn write_list(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, py: Python<'_>,
         }
         let item = ffi::PyList_GET_ITEM(ptr, i);
         ffi::Py_INCREF(item);
-        let r = write_obj(out, item, py, depth + 1);
+        let r = write_obj(out, item, keys, depth + 1);
         ffi::Py_DECREF(item);
         r?;
         i += 1;
@@ -136,6 +199,13 @@ unsafe fn write_list(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, py: Python<'_>,
 /// ASCII). `None` when it holds lone surrogates.
 #[inline]
 pub(crate) unsafe fn pystr_utf8<'a>(ptr: *mut ffi::PyObject) -> Option<&'a str> {
+    // Compact ASCII (most strings): the characters are the UTF-8, read in
+    // place without a call into CPython.
+    if ffi::PyUnicode_IS_COMPACT_ASCII(ptr) != 0 {
+        let data = ffi::PyUnicode_DATA(ptr) as *const u8;
+        let len = ffi::PyUnicode_GET_LENGTH(ptr) as usize;
+        return Some(std::str::from_utf8_unchecked(std::slice::from_raw_parts(data, len)));
+    }
     let mut size: ffi::Py_ssize_t = 0;
     let data = ffi::PyUnicode_AsUTF8AndSize(ptr, &mut size);
     if data.is_null() {
@@ -255,7 +325,8 @@ pub(crate) fn dict_changed(py: Python<'_>, format: Format, code: &'static str) -
     crate::errors::value_error(py, format, code, "dictionary changed size during iteration (expected the value to stay unchanged while it is encoded)")
 }
 
-unsafe fn write_dict(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, py: Python<'_>, depth: usize) -> PyResult<()> {
+unsafe fn write_dict(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, keys: &mut KeyCache<'_>, depth: usize) -> PyResult<()> {
+    let py = keys.py;
     enter(depth)?;
     let start = out.len();
     out.push(b'{');
@@ -274,20 +345,43 @@ unsafe fn write_dict(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, py: Python<'_>,
         // borrowed reference is held across anything that could run Python
         // code (the writer runs none today; this keeps it so if it ever does).
         let (key, value) = (Bound::from_borrowed_ptr(py, key), Bound::from_borrowed_ptr(py, value));
-        write_key(out, key.as_ptr(), py)?;
-        if crate::pydict::len(ptr) != size {
-            return Err(dict_changed(py, Format::Kado, "KADO_VALUE_CHANGED"));
+        if let Some(text) = keys.get(key.as_ptr()) {
+            if text.len() <= KEY_COPY {
+                // A fixed-size copy (two 16-byte moves), not a call to
+                // `memcpy` for a few bytes: `texts` has `KEY_COPY` bytes
+                // of slack after every text, and `out` room for them.
+                out.reserve(KEY_COPY);
+                let len = out.len();
+                // SAFETY: `text` is followed by at least `KEY_COPY - text.len()`
+                // bytes of `texts` (see `KeyCache::put`), `out` has room for
+                // `KEY_COPY` more bytes, and only `text.len()` are kept.
+                std::ptr::copy_nonoverlapping(text.as_ptr(), out.as_mut_ptr().add(len), KEY_COPY);
+                out.set_len(len + text.len());
+            } else {
+                out.extend_from_slice(text);
+            }
+        } else {
+            write_key(out, key.as_ptr(), py)?;
+            if crate::pydict::len(ptr) != size {
+                return Err(dict_changed(py, Format::Kado, "KADO_VALUE_CHANGED"));
+            }
+            // A key that JavaScript would enumerate first: redo this object
+            // in JavaScript's order (rare; costs a second pass).
+            if matches!(out.get(key_start + 1), Some(b'0'..=b'9'))
+                && json::array_index(std::str::from_utf8_unchecked(&out[key_start + 1..out.len() - 1])).is_some()
+            {
+                out.truncate(start);
+                return write_dict_js_order(out, ptr, keys, depth);
+            }
+            out.push(b':');
+            // Exact `str` keys only (a subclass could be anything else as
+            // well); a key that starts with a digit is never cached, so a
+            // cached key never needs JavaScript's order.
+            if ffi::PyUnicode_CheckExact(key.as_ptr()) != 0 && !matches!(out.get(key_start + 1), Some(b'0'..=b'9')) {
+                keys.put(key.as_ptr(), &out[key_start..]);
+            }
         }
-        // A key that JavaScript would enumerate first: redo this object in
-        // JavaScript's order (rare; costs a second pass).
-        if matches!(out.get(key_start + 1), Some(b'0'..=b'9'))
-            && json::array_index(std::str::from_utf8_unchecked(&out[key_start + 1..out.len() - 1])).is_some()
-        {
-            out.truncate(start);
-            return write_dict_js_order(out, ptr, py, depth);
-        }
-        out.push(b':');
-        write_obj(out, value.as_ptr(), py, depth + 1)?;
+        write_obj(out, value.as_ptr(), keys, depth + 1)?;
         if crate::pydict::len(ptr) != size {
             return Err(dict_changed(py, Format::Kado, "KADO_VALUE_CHANGED"));
         }
@@ -297,7 +391,8 @@ unsafe fn write_dict(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, py: Python<'_>,
 }
 
 #[cold]
-unsafe fn write_dict_js_order(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, py: Python<'_>, depth: usize) -> PyResult<()> {
+unsafe fn write_dict_js_order(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, keys: &mut KeyCache<'_>, depth: usize) -> PyResult<()> {
+    let py = keys.py;
     // `PyDict_Next` with strong references and a size check, not pyo3's
     // iterator (which panics when the dict changes size).
     let size = crate::pydict::len(ptr);
@@ -323,7 +418,7 @@ unsafe fn write_dict_js_order(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, py: Py
         }
         out.extend_from_slice(k);
         out.push(b':');
-        write_obj(out, v.as_ptr(), py, depth + 1)?;
+        write_obj(out, v.as_ptr(), keys, depth + 1)?;
     }
     out.push(b'}');
     Ok(())

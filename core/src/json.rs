@@ -98,11 +98,25 @@ pub fn find_special(bytes: &[u8], from: usize) -> usize {
 #[inline]
 pub fn write_str(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
+    let first = find_special(bytes, 0);
     out.reserve(bytes.len() + 2);
+    if first == bytes.len() {
+        // Nothing to escape (most strings): one copy between the quotes.
+        // SAFETY: `reserve` made room for the `bytes.len() + 2` bytes written.
+        unsafe {
+            let len = out.len();
+            let p = out.as_mut_ptr().add(len);
+            *p = b'"';
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), p.add(1), bytes.len());
+            *p.add(bytes.len() + 1) = b'"';
+            out.set_len(len + bytes.len() + 2);
+        }
+        return;
+    }
     out.push(b'"');
     let mut start = 0;
+    let mut i = first;
     loop {
-        let i = find_special(bytes, start);
         out.extend_from_slice(&bytes[start..i]);
         if i == bytes.len() {
             break;
@@ -115,6 +129,7 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
             out.extend_from_slice(&[b'\\', esc]);
         }
         start = i + 1;
+        i = find_special(bytes, start);
     }
     out.push(b'"');
 }
