@@ -9,8 +9,9 @@
 //!
 //! - text is cut where no piece of the encoding's pre-tokenizer regex can
 //!   cross (line breaks, spaces before words: see `is_cut`); ASCII parts are
-//!   pre-tokenized by a hand-written scanner equal to the regex on ASCII,
-//!   and from the cut point before a non-ASCII character on to the next
+//!   pre-tokenized by a hand-written scanner equal to the regex on ASCII
+//!   (for o200k on x86_64, from bit masks of 64 bytes at a time:
+//!   `tokens_window.rs`), and from the cut point before a non-ASCII character on to the next
 //!   long ASCII part, a scanner equal to the regex on any text does it
 //!   (`tokens_scan.rs`; tiktoken runs the regex with `fancy-regex`, several
 //!   times slower: the tests check the scanners against it);
@@ -35,6 +36,9 @@ use crate::error::{Error, Format, Result};
 
 #[path = "tokens_scan.rs"]
 mod scan;
+#[cfg(all(target_arch = "x86_64", not(any(polywire_portable, feature = "portable"))))]
+#[path = "tokens_window.rs"]
+mod window;
 
 /// A built-in BPE encoding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -191,6 +195,10 @@ impl<'t> Pieces<'t> for Counter<'_, '_> {
             return;
         };
         self.n += match bpe.encoding {
+            // x86_64: pieces from class bit masks (`tokens_window.rs`).
+            #[cfg(all(target_arch = "x86_64", not(any(polywire_portable, feature = "portable"))))]
+            Encoding::O200kBase => window::count_o200k_ascii_run(bpe, run, memo),
+            #[cfg(not(all(target_arch = "x86_64", not(any(polywire_portable, feature = "portable")))))]
             Encoding::O200kBase => count_ascii_run(bpe, run, memo, o200k_ascii_piece),
             Encoding::Cl100kBase => count_ascii_run(bpe, run, memo, cl100k_ascii_piece),
         };
