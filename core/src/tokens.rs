@@ -122,6 +122,18 @@ thread_local! {
     static MEMO: RefCell<[Memo; 2]> = const { RefCell::new([Vec::new(), Vec::new()]) };
 }
 
+/// Pieces longer than [`MEMO_MAX_PIECE`] and up to this long are remembered
+/// in a second, hashed memo: a word of a script written without spaces
+/// (Chinese, Japanese) is one long piece, and merging it again costs about
+/// a microsecond, fifty times a lookup.
+const LONG_MEMO_MAX_PIECE: usize = 128;
+/// The long pieces' memo is emptied when it holds this many.
+const LONG_MEMO_PIECES: usize = 4096;
+
+thread_local! {
+    static LONG_MEMO: RefCell<[FxHashMap<Box<[u8]>, u32>; 2]> = RefCell::new([FxHashMap::default(), FxHashMap::default()]);
+}
+
 /// One of the built-in byte-pair encodings, loaded.
 pub struct Bpe {
     encoding: Encoding,
@@ -373,11 +385,38 @@ impl Bpe {
         if piece.len() == 1 {
             return 1;
         }
-        let Some(memo) = memo.filter(|m| piece.len() <= MEMO_MAX_PIECE && !m.is_empty()) else {
+        let Some(memo) = memo.filter(|m| !m.is_empty()) else {
             return self.uncached_count(piece);
         };
+        if piece.len() > MEMO_MAX_PIECE {
+            return self.long_count(piece);
+        }
         let (a, b) = pack(piece);
         self.memo_count(piece, a, b, memo)
+    }
+
+    /// The count of a piece longer than [`MEMO_MAX_PIECE`], from the long
+    /// pieces' memo (up to [`LONG_MEMO_MAX_PIECE`] bytes) or merged.
+    fn long_count(&self, piece: &[u8]) -> usize {
+        if piece.len() > LONG_MEMO_MAX_PIECE {
+            return self.uncached_count(piece);
+        }
+        LONG_MEMO.with(|memo| {
+            // Not re-entered today; were it, count without it.
+            let Ok(mut memo) = memo.try_borrow_mut() else {
+                return self.uncached_count(piece);
+            };
+            let memo = &mut memo[self.encoding as usize];
+            if let Some(&n) = memo.get(piece) {
+                return n as usize;
+            }
+            let n = self.uncached_count(piece);
+            if memo.len() >= LONG_MEMO_PIECES {
+                memo.clear();
+            }
+            memo.insert(piece.into(), n as u32);
+            n
+        })
     }
 
     /// The count of `piece` (2..=[`MEMO_MAX_PIECE`] bytes, packed as `a`,
@@ -910,10 +949,10 @@ impl Tokenizer {
     }
 
     /// The numbers of tokens of several texts (the candidates of one value).
-    /// When they are large, a helper thread counts the later half of their
-    /// bytes (a built-in encoding's; it lives on, so its memo of pieces stays
-    /// warm): the text that holds the middle is cut there, at a point where
-    /// the pre-tokenizer's pieces restart, so that both threads get as much.
+    /// When they are large, they are cut into chunks where the
+    /// pre-tokenizer's pieces restart, and a helper thread counts chunks too
+    /// (a built-in encoding's; it lives on, so its memo of pieces stays
+    /// warm), those this thread has not taken when it wakes.
     pub fn count_many(&self, texts: &[&str]) -> Result<Vec<usize>> {
         match self {
             Tokenizer::Bpe(bpe) => Ok(count_on_two_threads(bpe, texts, PARALLEL_FROM)),
@@ -966,24 +1005,15 @@ fn cached_hf(path: &Path) -> Result<std::sync::Arc<HfTokenizer>> {
     Ok(t)
 }
 
-/// Work for the helper thread: texts to count whole, with where to send
-/// their counts; or a [`CountSession`]'s text, to count chunks of until none
-/// is left to take.
+/// Work for the helper thread: texts to count chunks of, in order, until
+/// none is left to take.
 enum CountJob {
-    Texts(Encoding, Vec<String>, std::sync::mpsc::SyncSender<Vec<usize>>),
-    Chunks(std::sync::Arc<ChunkedText>),
+    Chunks(Vec<std::sync::Arc<ChunkedText>>),
 }
 
 /// The helper thread of [`Tokenizer::count_many`], with the process it
 /// belongs to (a forked child has the channel but not the thread).
 static HELPER: std::sync::Mutex<Option<(u32, std::sync::mpsc::Sender<CountJob>)>> = std::sync::Mutex::new(None);
-
-/// Hand `texts` (copied: the helper outlives the call) to the helper thread;
-/// the receiver gets their counts. `None` when there is no helper.
-fn helper_count(encoding: Encoding, texts: &[&str]) -> Option<std::sync::mpsc::Receiver<Vec<usize>>> {
-    let (reply, rx) = std::sync::mpsc::sync_channel(1);
-    send_to_helper(CountJob::Texts(encoding, texts.iter().map(|t| (*t).to_owned()).collect(), reply)).then_some(rx)
-}
 
 /// Hand `job` to the helper thread (started on first use); false when there
 /// is no helper.
@@ -995,13 +1025,38 @@ fn send_to_helper(job: CountJob) -> bool {
         let started = std::thread::Builder::new()
             .name("polywire-tokens".into())
             .spawn(move || {
-                for job in rx {
-                    match job {
-                        CountJob::Texts(encoding, texts, reply) => {
-                            let bpe = Bpe::get(encoding);
-                            let _ = reply.send(texts.iter().map(|t| bpe.count(t)).collect());
+                use std::sync::mpsc::TryRecvError;
+                // After a job the helper polls for the next a while before
+                // it sleeps: `encode_for_llm` hands it a text per candidate,
+                // tens of microseconds apart, and waking a sleeping thread
+                // costs the sender a system call and takes the sleeper 20-60
+                // µs on some machines (virtual ones especially).
+                use std::sync::atomic::Ordering;
+                let mut idle_from = None;
+                loop {
+                    let job = match rx.try_recv() {
+                        Ok(job) => job,
+                        Err(TryRecvError::Disconnected) => return,
+                        Err(TryRecvError::Empty) => {
+                            let since = *idle_from.get_or_insert_with(|| {
+                                HELPER_POLLING.store(true, Ordering::Relaxed);
+                                std::time::Instant::now()
+                            });
+                            if since.elapsed() < HELPER_POLLS_FOR {
+                                std::hint::spin_loop();
+                                continue;
+                            }
+                            HELPER_POLLING.store(false, Ordering::Relaxed);
+                            match rx.recv() {
+                                Ok(job) => job,
+                                Err(_) => return,
+                            }
                         }
-                        CountJob::Chunks(text) => text.work(),
+                    };
+                    idle_from = None;
+                    HELPER_POLLING.store(false, Ordering::Relaxed);
+                    match job {
+                        CountJob::Chunks(texts) => texts.iter().for_each(|t| t.work()),
                     }
                 }
             });
@@ -1035,9 +1090,20 @@ pub struct CountSession {
 }
 
 /// Chunks of about this many bytes are counted by one thread at a time.
-const CHUNK: usize = 16 * 1024;
-/// A session's texts from this size up are handed to the helper thread.
+const CHUNK: usize = 8 * 1024;
+/// How long a thread that has counted every chunk left spins for the one
+/// the helper is counting before it sleeps.
+const SPIN_FOR: std::time::Duration = std::time::Duration::from_micros(200);
+/// How long the helper thread polls for its next job before it sleeps.
+const HELPER_POLLS_FOR: std::time::Duration = std::time::Duration::from_micros(100);
+/// A session's texts from this size up are handed to the helper thread;
+/// from [`HELPER_POLLING_FROM`] when it is polling for work (a send then
+/// costs no system call, and it starts at once).
 const HELPER_FROM: usize = 8 * 1024;
+const HELPER_POLLING_FROM: usize = 1024;
+/// Whether the helper thread is polling for its next job (not counting,
+/// not asleep).
+static HELPER_POLLING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// A text of a [`CountSession`], its chunks and what they have counted so far.
 struct ChunkedText {
@@ -1050,8 +1116,8 @@ struct ChunkedText {
     /// The chunks counted, and their tokens.
     done: std::sync::atomic::AtomicUsize,
     count: std::sync::atomic::AtomicUsize,
-    /// Signalled when the last chunk is counted (for `finish`, which may
-    /// wait for a long chunk: a text without cut points is one).
+    /// Signalled when the last chunk is counted (for `wait`, which may wait
+    /// for a long chunk: a text without cut points is one).
     all_done: (std::sync::Mutex<()>, std::sync::Condvar),
 }
 
@@ -1097,27 +1163,34 @@ impl ChunkedText {
             let n = self.text.get(start..end).map_or(0, |chunk| bpe.count(chunk));
             self.count.fetch_add(n, Ordering::Relaxed);
             if self.done.fetch_add(1, Ordering::Release) + 1 == self.ends.len() {
-                // Taken after the count is in, so a `finish` that saw it
-                // short is waiting by now and gets the signal.
+                // Taken after the count is in, so a `wait` that saw it short
+                // is waiting by now and gets the signal.
                 let _guard = self.all_done.0.lock().unwrap_or_else(|p| p.into_inner());
                 self.all_done.1.notify_all();
             }
         }
     }
 
-    /// Its count, once every chunk is counted (those untaken counted here).
-    fn finish(&self, tokenizer: &Tokenizer) -> Result<usize> {
+    /// Its count, once every chunk is counted: call [`ChunkedText::work`]
+    /// first, so that only chunks the helper took are left.
+    fn wait(&self) -> usize {
         use std::sync::atomic::Ordering;
-        if self.bpe.is_none() {
-            return tokenizer.count(&self.text);
+        let all = self.ends.len();
+        // The helper counts one chunk at a time, so what is left is at most
+        // one chunk's work: spin for it a while (a sleeping thread here
+        // takes 20-60 µs to wake on some machines), then sleep.
+        let spin_from = std::time::Instant::now();
+        while self.done.load(Ordering::Acquire) < all {
+            if spin_from.elapsed() > SPIN_FOR {
+                let mut guard = self.all_done.0.lock().unwrap_or_else(|p| p.into_inner());
+                while self.done.load(Ordering::Acquire) < all {
+                    guard = self.all_done.1.wait(guard).unwrap_or_else(|p| p.into_inner());
+                }
+                break;
+            }
+            std::hint::spin_loop();
         }
-        self.work();
-        // What is left is the helper's chunk in flight.
-        let mut guard = self.all_done.0.lock().unwrap_or_else(|p| p.into_inner());
-        while self.done.load(Ordering::Acquire) < self.ends.len() {
-            guard = self.all_done.1.wait(guard).unwrap_or_else(|p| p.into_inner());
-        }
-        Ok(self.count.load(Ordering::Relaxed))
+        self.count.load(Ordering::Relaxed)
     }
 }
 
@@ -1140,8 +1213,11 @@ impl CountSession {
         };
         let text = std::sync::Arc::new(ChunkedText::new(bpe, text));
         // A short text is counted at `finish`: waking the helper for it
-        // costs about as much as counting it.
-        if self.turn.is_some() && text.text.len() >= HELPER_FROM && !send_to_helper(CountJob::Chunks(text.clone())) {
+        // costs about as much as counting it (unless it is awake).
+        let len = text.text.len();
+        let handed = len >= HELPER_FROM
+            || (len >= HELPER_POLLING_FROM && HELPER_POLLING.load(std::sync::atomic::Ordering::Relaxed));
+        if self.turn.is_some() && handed && !send_to_helper(CountJob::Chunks(vec![text.clone()])) {
             self.turn = None;
         }
         self.texts.push(text);
@@ -1149,7 +1225,13 @@ impl CountSession {
 
     /// The counts of the texts added, in order.
     pub fn finish(&self) -> Result<Vec<usize>> {
-        self.texts.iter().map(|t| t.finish(&self.tokenizer)).collect()
+        if let Tokenizer::Hf(h) = &self.tokenizer {
+            return self.texts.iter().map(|t| h.count(&t.text)).collect();
+        }
+        // Every chunk the helper has not taken, of every text, before
+        // waiting for any the helper is counting.
+        self.texts.iter().for_each(|t| t.work());
+        Ok(self.texts.iter().map(|t| t.wait()).collect())
     }
 
     /// The `i`th text added.
@@ -1167,9 +1249,13 @@ impl Drop for CountSession {
     }
 }
 
-/// The counts of `texts`, the later half of their bytes counted by the
-/// helper thread when they hold at least `parallel_from` bytes.
-fn count_on_two_threads(bpe: &Bpe, texts: &[&str], parallel_from: usize) -> Vec<usize> {
+/// The counts of `texts`, shared with the helper thread when they hold at
+/// least `parallel_from` bytes: each text is cut into chunks (see
+/// [`ChunkedText`]) that this thread and the helper take in turn, whichever
+/// is free. This thread never waits for the helper to wake (on some
+/// machines that alone takes 20-60 µs): it counts every chunk the helper has
+/// not taken, and waits only for one the helper is counting.
+fn count_on_two_threads(bpe: &'static Bpe, texts: &[&str], parallel_from: usize) -> Vec<usize> {
     let total: usize = texts.iter().map(|t| t.len()).sum();
     if total < parallel_from || total < 2 {
         return texts.iter().map(|t| bpe.count(t)).collect();
@@ -1180,23 +1266,15 @@ fn count_on_two_threads(bpe: &Bpe, texts: &[&str], parallel_from: usize) -> Vec<
     let Some(_turn) = HelperTurn::take() else {
         return texts.iter().map(|t| bpe.count(t)).collect();
     };
-    let (front, back) = halves(texts, total / 2);
-    let mut out = vec![0; texts.len()];
-    let back_texts: Vec<&str> = back.iter().map(|&(_, t)| t).collect();
-    let pending = if back.is_empty() { None } else { helper_count(bpe.encoding(), &back_texts) };
-    for &(k, t) in &front {
-        out[k] += bpe.count(t);
-    }
-    let back_counts = match pending.and_then(|rx| rx.recv().ok()) {
-        Some(counts) => counts,
-        // No helper (it could not start, or this is a forked child of the
-        // process that started it): count here.
-        None => back_texts.iter().map(|t| bpe.count(t)).collect(),
-    };
-    for (&(k, _), n) in back.iter().zip(back_counts) {
-        out[k] += n;
-    }
-    out
+    // Copied: the helper may still hold a text after this call returns (it
+    // then finds no chunk left to take).
+    let shared: Vec<std::sync::Arc<ChunkedText>> =
+        texts.iter().map(|t| std::sync::Arc::new(ChunkedText::new(Some(bpe), (*t).to_owned()))).collect();
+    // Without a helper (it could not start, or this is a forked child of
+    // the process that started it) every chunk is counted here.
+    let _ = send_to_helper(CountJob::Chunks(shared.clone()));
+    shared.iter().for_each(|t| t.work());
+    shared.iter().map(|t| t.wait()).collect()
 }
 
 /// Whether a caller is using the helper thread.
@@ -1216,38 +1294,6 @@ impl Drop for HelperTurn {
     fn drop(&mut self) {
         HELPER_IN_USE.store(false, std::sync::atomic::Ordering::Release);
     }
-}
-
-/// `texts` as two lists of (index, part), split at about `half` bytes: the
-/// text that holds that point is cut at the first cut point (see
-/// [`is_cut`]) at or after it, within a few kilobytes; a text with none
-/// there goes whole to the front. The parts of a text count as much as it.
-#[allow(clippy::type_complexity)]
-fn halves<'t>(texts: &[&'t str], half: usize) -> (Vec<(usize, &'t str)>, Vec<(usize, &'t str)>) {
-    const SEARCH: usize = 16 * 1024;
-    let (mut front, mut back) = (Vec::new(), Vec::new());
-    let mut acc = 0;
-    for (k, &t) in texts.iter().enumerate() {
-        if acc >= half {
-            back.push((k, t));
-        } else if acc + t.len() <= half {
-            front.push((k, t));
-        } else {
-            let b = t.as_bytes();
-            let from = half - acc;
-            // A cut point is followed by an ASCII byte, so it is a character
-            // boundary of `t`.
-            match (from..b.len().min(from + SEARCH)).find(|&p| is_cut(b, p)) {
-                Some(p) => {
-                    front.push((k, &t[..p]));
-                    back.push((k, &t[p..]));
-                }
-                None => front.push((k, t)),
-            }
-        }
-        acc += t.len();
-    }
-    (front, back)
 }
 
 /// The number of tokens of `text` in a built-in encoding.
@@ -1493,21 +1539,6 @@ mod tests {
     }
 
     #[test]
-    fn halves_split_one_text_at_a_cut_point_near_the_middle() {
-        let text = "alpha beta gamma\ndelta epsilon";
-        let (front, back) = halves(&[text], text.len() / 2);
-        assert_eq!(front, [(0, "alpha beta gamma")]);
-        assert_eq!(back, [(0, "\ndelta epsilon")]);
-        let (front, back) = halves(&["ab", "cd ef", "gh"], 4);
-        assert_eq!(front, [(0, "ab"), (1, "cd")]);
-        assert_eq!(back, [(1, " ef"), (2, "gh")]);
-        // No cut point: the text goes whole to the front.
-        let (front, back) = halves(&["xxxxxxxx", "yy"], 3);
-        assert_eq!(front, [(0, "xxxxxxxx")]);
-        assert_eq!(back, [(1, "yy")]);
-    }
-
-    #[test]
     fn the_unicode_scanner_equals_the_regex_at_every_class_boundary() {
         let groups: Vec<Vec<char>> = GROUPS.iter().map(|g| g.chars().collect()).collect();
         let mut rnd = xorshift(0x9E37_79B9_7F4A_7C15);
@@ -1533,6 +1564,31 @@ mod tests {
         // Kelvin sign a `k` (no contraction has one).
         for text in ["don'ſ", "'ſ", "Iſ'ſ", "x'\u{212a}", "'ſa", "ǅ'Ll", "\u{300}'ve", "a\u{301}'D"] {
             check(text);
+        }
+    }
+
+    #[test]
+    fn long_pieces_count_the_same_from_their_memo() {
+        // Pieces of 17..=128 bytes (runs of CJK, long words) are remembered
+        // per thread; past LONG_MEMO_PIECES of them the memo starts again.
+        let cjk: Vec<char> = "技术面试必备基础知识从新手到大师计算机网络系统设计日本語のドキュメント".chars().collect();
+        let mut rnd = xorshift(0x10C6_F00D);
+        let words: Vec<String> = (0..LONG_MEMO_PIECES + 500)
+            .map(|k| {
+                let n = 6 + (rnd() % 40) as usize;
+                let w: String = (0..n).map(|_| cjk[(rnd() % cjk.len() as u64) as usize]).collect();
+                if k % 3 == 0 { format!(" {}", "x".repeat(17 + k % 100)) } else { w }
+            })
+            .collect();
+        for e in Encoding::ALL {
+            let bpe = Bpe::get(e);
+            for pass in 0..2 {
+                for chunk in words.chunks(200) {
+                    let text = chunk.join("\n");
+                    assert_eq!(bpe.count(&text), bpe.encode(&text).len(), "{e:?} pass {pass}");
+                }
+            }
+            LONG_MEMO.with(|m| assert!(m.borrow()[e as usize].len() <= LONG_MEMO_PIECES));
         }
     }
 

@@ -382,12 +382,18 @@ pub fn pack_choose(
             // thread too, while the next is made.
             let mut session = tokenizer.session();
             let mut compact: Option<Vec<u8>> = None;
-            for (i, render) in renders.iter().enumerate() {
+            // JSON first: the helper counts each text while the next is
+            // made, and JSON text is the longer and slower to count, so it
+            // is the better one to count while TOON is made.
+            let is_json = |i: &usize| matches!(renders[*i], Render::Json(_));
+            let order: Vec<usize> = (0..renders.len()).filter(is_json).chain((0..renders.len()).filter(|i| !is_json(i))).collect();
+            for (k, &i) in order.iter().enumerate() {
+                let render = &renders[i];
                 let text = match render {
                     Render::Toon(opts) => {
                         // Each reading adds the keys met first to the table
                         // again: it starts from the same marks.
-                        if i > 0 {
+                        if k > 0 {
                             rewind(marks, table, arena);
                         }
                         let mut out = String::new();
@@ -396,7 +402,7 @@ pub fn pack_choose(
                     }
                     Render::Json(indent) => {
                         if compact.is_none() {
-                            if i > 0 {
+                            if k > 0 {
                                 rewind(marks, table, arena);
                             }
                             let root = read_packed(&packed, false, table, arena)?;
@@ -419,9 +425,16 @@ pub fn pack_choose(
                 };
                 session.add(text);
             }
-            let counts = session.finish().napi()?;
+            let added = session.finish().napi()?;
+            // The counts in the order of `formats`; the fewest tokens, the
+            // first of equals in that order.
+            let mut counts = vec![0; added.len()];
+            for (k, &i) in order.iter().enumerate() {
+                counts[i] = added[k];
+            }
             let index = (0..counts.len()).min_by_key(|&i| (counts[i], i)).unwrap_or(0);
-            let text = session.text(index).unwrap_or_default().to_owned();
+            let at = order.iter().position(|&i| i == index).unwrap_or(0);
+            let text = session.text(at).unwrap_or_default().to_owned();
             Ok(PackChoice { index: index as u32, text, counts: counts.into_iter().map(|n| u32::try_from(n).unwrap_or(u32::MAX)).collect() })
         })
     })
