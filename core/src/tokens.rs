@@ -1028,9 +1028,10 @@ fn send_to_helper(job: CountJob) -> bool {
                 use std::sync::mpsc::TryRecvError;
                 // After a job the helper polls for the next a while before
                 // it sleeps: `encode_for_llm` hands it a text per candidate,
-                // tens of microseconds apart, and waking a sleeping thread
-                // costs the sender a system call and takes the sleeper 20-60
-                // µs on some machines (virtual ones especially).
+                // tens to hundreds of microseconds apart, and waking a
+                // sleeping thread takes it 20-60 µs on some machines (virtual
+                // ones especially) and costs the sender a system call of
+                // 10-25 µs there.
                 use std::sync::atomic::Ordering;
                 let mut idle_from = None;
                 loop {
@@ -1042,7 +1043,10 @@ fn send_to_helper(job: CountJob) -> bool {
                                 HELPER_POLLING.store(true, Ordering::Relaxed);
                                 std::time::Instant::now()
                             });
-                            if since.elapsed() < HELPER_POLLS_FOR {
+                            // Longer while a caller holds the turn: a session
+                            // that is rendering its next text.
+                            let idle = since.elapsed();
+                            if idle < HELPER_POLLS_FOR || (idle < HELPER_POLLS_IN_TURN_FOR && HELPER_IN_USE.load(Ordering::Relaxed)) {
                                 std::hint::spin_loop();
                                 continue;
                             }
@@ -1094,8 +1098,11 @@ const CHUNK: usize = 8 * 1024;
 /// How long a thread that has counted every chunk left spins for the one
 /// the helper is counting before it sleeps.
 const SPIN_FOR: std::time::Duration = std::time::Duration::from_micros(200);
-/// How long the helper thread polls for its next job before it sleeps.
+/// How long the helper thread polls for its next job before it sleeps;
+/// while a caller holds the turn (a session rendering its next text), up to
+/// the second.
 const HELPER_POLLS_FOR: std::time::Duration = std::time::Duration::from_micros(100);
+const HELPER_POLLS_IN_TURN_FOR: std::time::Duration = std::time::Duration::from_millis(1);
 /// A session's texts from this size up are handed to the helper thread;
 /// from [`HELPER_POLLING_FROM`] when it is polling for work (a send then
 /// costs no system call, and it starts at once).
