@@ -1245,6 +1245,18 @@ impl CountSession {
     pub fn text(&self, i: usize) -> Option<&str> {
         self.texts.get(i).map(|t| t.text.as_str())
     }
+
+    /// The `i`th text added, taken out of the session (copied if the
+    /// helper still holds it; empty if there is none). For after
+    /// [`CountSession::finish`].
+    pub fn take_text(&mut self, i: usize) -> String {
+        let Some(slot) = self.texts.get_mut(i) else { return String::new() };
+        let shared = std::mem::replace(slot, std::sync::Arc::new(ChunkedText::new(None, String::new())));
+        match std::sync::Arc::try_unwrap(shared) {
+            Ok(t) => t.text,
+            Err(shared) => shared.text.clone(),
+        }
+    }
 }
 
 impl Drop for CountSession {

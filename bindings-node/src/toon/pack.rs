@@ -36,7 +36,7 @@
 //! lengths against the table and the text, nesting depth), so malformed
 //! arrays give `TOON_PACKED`, never a panic or an allocation ahead of data.
 
-use super::{encode_options, json_too_deep, make_string, read_latin1, read_utf16, slice, utf16_push_utf8, utf16_to_utf8, with_scratch, Arena, ArenaDoc, ArenaVal, Key, Node, Span, TABLE_UNREAD};
+use super::{encode_options, json_too_deep, make_string, utf8_to_utf16, read_latin1, read_utf16, slice, utf16_push_utf8, utf16_to_utf8, with_scratch, Arena, ArenaDoc, ArenaVal, Key, Node, Span, TABLE_UNREAD};
 use crate::errors::{invalid_arg, IntoNapi, Result};
 use napi::bindgen_prelude::*;
 use napi::sys;
@@ -319,11 +319,35 @@ fn encode_packed(p: &Packed<'_>, table: &mut KeyTable, arena: &mut Arena, opts: 
 
 /// What `llmPackChoose` found: the index of the rendering with the fewest
 /// tokens (the first of equals), its text, and every rendering's count.
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct PackChoice {
     pub index: u32,
-    pub text: String,
+    #[napi(ts_type = "string")]
+    pub text: ChoiceText,
     pub counts: Vec<u32>,
+}
+
+/// The chosen text, made a JavaScript string as [`make_string`] makes one:
+/// copied as Latin-1 when it is ASCII, else converted to UTF-16 here (V8's
+/// UTF-8 decoding took a tenth of `encodeForLlm` on repos).
+pub struct ChoiceText(String);
+
+impl ToNapiValue for ChoiceText {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
+        let text = val.0;
+        let mut v = std::ptr::null_mut();
+        let status = if text.is_ascii() {
+            sys::napi_create_string_latin1(env, text.as_ptr() as *const _, text.len() as isize, &mut v)
+        } else {
+            let mut wide = Vec::new();
+            utf8_to_utf16(&text, &mut wide);
+            sys::napi_create_string_utf16(env, wide.as_ptr(), wide.len() as isize, &mut v)
+        };
+        if status != sys::Status::napi_ok {
+            return Err(napi::Error::from_reason("could not create the chosen text's string"));
+        }
+        Ok(v)
+    }
 }
 
 /// `encodeForLlm` over a packed value (as `toonPackEncode` takes it): each
@@ -434,7 +458,7 @@ pub fn pack_choose(
             }
             let index = (0..counts.len()).min_by_key(|&i| (counts[i], i)).unwrap_or(0);
             let at = order.iter().position(|&i| i == index).unwrap_or(0);
-            let text = session.text(at).unwrap_or_default().to_owned();
+            let text = ChoiceText(session.take_text(at));
             Ok(PackChoice { index: index as u32, text, counts: counts.into_iter().map(|n| u32::try_from(n).unwrap_or(u32::MAX)).collect() })
         })
     })
