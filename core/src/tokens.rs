@@ -1031,7 +1031,7 @@ fn send_to_helper(job: CountJob) -> bool {
                 // tens to hundreds of microseconds apart, and waking a
                 // sleeping thread takes it 20-60 µs on some machines (virtual
                 // ones especially) and costs the sender a system call of
-                // 10-25 µs there.
+                // 10-30 µs there.
                 use std::sync::atomic::Ordering;
                 let mut idle_from = None;
                 loop {
