@@ -1363,17 +1363,23 @@ unsafe fn read_units<T>(buf: &mut Vec<T>, get: impl Fn(*mut T, usize, *mut usize
 /// (no UTF-8 decoding in V8, a one-byte string, which JSON.parse reads fastest).
 /// Other text is converted to UTF-16 here (V8's UTF-8 decoding is slower).
 unsafe fn make_string<'env>(env: &'env Env, text: &str, wide: &mut Vec<u16>) -> Result<Unknown<'env>> {
+    match create_string(env.raw(), text, wide) {
+        Some(v) => Ok(Unknown::from_raw_unchecked(env.raw(), v)),
+        None => Err(napi_status("create string")),
+    }
+}
+
+/// [`make_string`]'s string (`wide` is scratch for the UTF-16); `None` when
+/// N-API fails.
+unsafe fn create_string(env: sys::napi_env, text: &str, wide: &mut Vec<u16>) -> Option<sys::napi_value> {
     let mut v = std::ptr::null_mut();
     let status = if text.is_ascii() {
-        sys::napi_create_string_latin1(env.raw(), text.as_ptr() as *const _, text.len() as isize, &mut v)
+        sys::napi_create_string_latin1(env, text.as_ptr() as *const _, text.len() as isize, &mut v)
     } else {
         utf8_to_utf16(text, wide);
-        sys::napi_create_string_utf16(env.raw(), wide.as_ptr(), wide.len() as isize, &mut v)
+        sys::napi_create_string_utf16(env, wide.as_ptr(), wide.len() as isize, &mut v)
     };
-    if status != sys::Status::napi_ok {
-        return Err(napi_status("create string"));
-    }
-    Ok(Unknown::from_raw_unchecked(env.raw(), v))
+    (status == sys::Status::napi_ok).then_some(v)
 }
 
 /// A JavaScript string from JSON text that [`JsonWriter`] wrote: ASCII

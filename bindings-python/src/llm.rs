@@ -133,7 +133,7 @@ fn choose<'py>(
 ) -> PyResult<(usize, Bound<'py, PyAny>, Vec<usize>)> {
     use polywire::toon::Delimiter;
     let mut session = tokenizer(py, Some(encoding))?.session();
-    let order = render_order(&names);
+    let order = polywire::tokens::render_order(&names);
     let mut compact: Option<Vec<u8>> = None;
     for (k, &i) in order.iter().enumerate() {
         let name = &names[i];
@@ -167,29 +167,12 @@ fn choose<'py>(
             }
             other => return Err(value_error(py, Format::Llm, ARG, format!("no format named {other:?}"))),
         };
-        session.add(text);
+        session.add_as(i, text);
     }
-    let added = py.detach(|| session.finish()).py_err(py)?;
-    // The counts in the order of `names`; the fewest tokens, the first of
-    // equals in that order.
-    let mut counts = vec![0; names.len()];
-    for (k, &i) in order.iter().enumerate() {
-        counts[i] = added[k];
-    }
+    let counts = py.detach(|| session.finish()).py_err(py)?;
     let best = (0..counts.len()).min_by_key(|&i| (counts[i], i)).unwrap_or(0);
-    let at = order.iter().position(|&i| i == best).unwrap_or(0);
-    let text = crate::pyjson::new_str(py, session.text(at).unwrap_or_default())?;
+    let text = crate::pyjson::new_str(py, session.text(best).unwrap_or_default())?;
     Ok((best, text, counts))
-}
-
-/// The order `choose` renders `names` in: the JSON renderings first. The
-/// helper thread counts each text while the next is rendered, and the last
-/// is counted by both threads once it is made; JSON text is the longer and
-/// the slower to count, so it is the better one to count while TOON is
-/// rendered, and TOON's the better to leave to the end.
-fn render_order(names: &[String]) -> Vec<usize> {
-    let json = |i: &usize| names[*i].starts_with("json");
-    (0..names.len()).filter(json).chain((0..names.len()).filter(|i| !json(i))).collect()
 }
 
 /// Raise unless ``encoding`` names a built-in encoding or a readable

@@ -1007,9 +1007,7 @@ fn cached_hf(path: &Path) -> Result<std::sync::Arc<HfTokenizer>> {
 
 /// Work for the helper thread: texts to count chunks of, in order, until
 /// none is left to take.
-enum CountJob {
-    Chunks(Vec<std::sync::Arc<ChunkedText>>),
-}
+type CountJob = Vec<std::sync::Arc<ChunkedText>>;
 
 /// The helper thread of [`Tokenizer::count_many`], with the process it
 /// belongs to (a forked child has the channel but not the thread).
@@ -1039,10 +1037,7 @@ fn send_to_helper(job: CountJob) -> bool {
                         Ok(job) => job,
                         Err(TryRecvError::Disconnected) => return,
                         Err(TryRecvError::Empty) => {
-                            let since = *idle_from.get_or_insert_with(|| {
-                                HELPER_POLLING.store(true, Ordering::Relaxed);
-                                std::time::Instant::now()
-                            });
+                            let since = *idle_from.get_or_insert_with(std::time::Instant::now);
                             // Longer while a caller holds the turn: a session
                             // that is rendering its next text.
                             let idle = since.elapsed();
@@ -1050,7 +1045,6 @@ fn send_to_helper(job: CountJob) -> bool {
                                 std::hint::spin_loop();
                                 continue;
                             }
-                            HELPER_POLLING.store(false, Ordering::Relaxed);
                             match rx.recv() {
                                 Ok(job) => job,
                                 Err(_) => return,
@@ -1058,10 +1052,7 @@ fn send_to_helper(job: CountJob) -> bool {
                         }
                     };
                     idle_from = None;
-                    HELPER_POLLING.store(false, Ordering::Relaxed);
-                    match job {
-                        CountJob::Chunks(texts) => texts.iter().for_each(|t| t.work()),
-                    }
+                    job.iter().for_each(|t| t.work());
                 }
             });
         if started.is_err() {
@@ -1089,7 +1080,9 @@ fn send_to_helper(job: CountJob) -> bool {
 /// counts everything. A Hugging Face tokenizer counts at `finish`.
 pub struct CountSession {
     tokenizer: Tokenizer,
+    /// In the order added, each with the slot it was added as.
     texts: Vec<std::sync::Arc<ChunkedText>>,
+    slots: Vec<usize>,
     turn: Option<HelperTurn>,
 }
 
@@ -1103,14 +1096,8 @@ const SPIN_FOR: std::time::Duration = std::time::Duration::from_micros(200);
 /// the second.
 const HELPER_POLLS_FOR: std::time::Duration = std::time::Duration::from_micros(100);
 const HELPER_POLLS_IN_TURN_FOR: std::time::Duration = std::time::Duration::from_millis(1);
-/// A session's texts from this size up are handed to the helper thread;
-/// from [`HELPER_POLLING_FROM`] when it is polling for work (a send then
-/// costs no system call, and it starts at once).
+/// A session's texts from this size up are handed to the helper thread.
 const HELPER_FROM: usize = 8 * 1024;
-const HELPER_POLLING_FROM: usize = 1024;
-/// Whether the helper thread is polling for its next job (not counting,
-/// not asleep).
-static HELPER_POLLING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// A text of a [`CountSession`], its chunks and what they have counted so far.
 struct ChunkedText {
@@ -1208,50 +1195,64 @@ impl CountSession {
             Tokenizer::Bpe(_) => HelperTurn::take(),
             Tokenizer::Hf(_) => None,
         };
-        CountSession { tokenizer: tokenizer.clone(), texts: Vec::new(), turn }
+        CountSession { tokenizer: tokenizer.clone(), texts: Vec::new(), slots: Vec::new(), turn }
     }
 
     /// Count `text` too (its count comes at [`CountSession::finish`], in the
     /// order of the calls).
     pub fn add(&mut self, text: String) {
+        self.add_as(self.texts.len(), text);
+    }
+
+    /// Count `text` too, as the session's `slot`th text: [`finish`] gives
+    /// the counts, and [`text`] the texts, by slot, whatever order they were
+    /// added in ([`render_order`]'s). Each slot from 0 to the number of
+    /// texts is to be added once.
+    ///
+    /// [`finish`]: CountSession::finish
+    /// [`text`]: CountSession::text
+    pub fn add_as(&mut self, slot: usize, text: String) {
         let bpe = match self.tokenizer {
             Tokenizer::Bpe(b) => Some(b),
             Tokenizer::Hf(_) => None,
         };
         let text = std::sync::Arc::new(ChunkedText::new(bpe, text));
         // A short text is counted at `finish`: waking the helper for it
-        // costs about as much as counting it (unless it is awake).
-        let len = text.text.len();
-        let handed = len >= HELPER_FROM
-            || (len >= HELPER_POLLING_FROM && HELPER_POLLING.load(std::sync::atomic::Ordering::Relaxed));
-        if self.turn.is_some() && handed && !send_to_helper(CountJob::Chunks(vec![text.clone()])) {
+        // costs about as much as counting it.
+        if self.turn.is_some() && text.text.len() >= HELPER_FROM && !send_to_helper(vec![text.clone()]) {
             self.turn = None;
         }
         self.texts.push(text);
+        self.slots.push(slot);
     }
 
-    /// The counts of the texts added, in order.
+    /// The counts of the texts added, by slot.
     pub fn finish(&self) -> Result<Vec<usize>> {
-        if let Tokenizer::Hf(h) = &self.tokenizer {
-            return self.texts.iter().map(|t| h.count(&t.text)).collect();
+        let counts = match &self.tokenizer {
+            Tokenizer::Hf(h) => self.texts.iter().map(|t| h.count(&t.text)).collect::<Result<Vec<_>>>()?,
+            Tokenizer::Bpe(_) => count_shared(&self.texts),
+        };
+        let mut by_slot = vec![0; counts.len()];
+        for (&slot, n) in self.slots.iter().zip(counts) {
+            if let Some(c) = by_slot.get_mut(slot) {
+                *c = n;
+            }
         }
-        // Every chunk the helper has not taken, of every text, before
-        // waiting for any the helper is counting.
-        self.texts.iter().for_each(|t| t.work());
-        Ok(self.texts.iter().map(|t| t.wait()).collect())
+        Ok(by_slot)
     }
 
-    /// The `i`th text added.
-    pub fn text(&self, i: usize) -> Option<&str> {
-        self.texts.get(i).map(|t| t.text.as_str())
+    /// The text added as `slot`.
+    pub fn text(&self, slot: usize) -> Option<&str> {
+        let k = self.slots.iter().position(|&s| s == slot)?;
+        Some(self.texts[k].text.as_str())
     }
 
-    /// The `i`th text added, taken out of the session (copied if the
+    /// The text added as `slot`, taken out of the session (copied if the
     /// helper still holds it; empty if there is none). For after
     /// [`CountSession::finish`].
-    pub fn take_text(&mut self, i: usize) -> String {
-        let Some(slot) = self.texts.get_mut(i) else { return String::new() };
-        let shared = std::mem::replace(slot, std::sync::Arc::new(ChunkedText::new(None, String::new())));
+    pub fn take_text(&mut self, slot: usize) -> String {
+        let Some(k) = self.slots.iter().position(|&s| s == slot) else { return String::new() };
+        let shared = std::mem::replace(&mut self.texts[k], std::sync::Arc::new(ChunkedText::new(None, String::new())));
         match std::sync::Arc::try_unwrap(shared) {
             Ok(t) => t.text,
             Err(shared) => shared.text.clone(),
@@ -1291,9 +1292,28 @@ fn count_on_two_threads(bpe: &'static Bpe, texts: &[&str], parallel_from: usize)
         texts.iter().map(|t| std::sync::Arc::new(ChunkedText::new(Some(bpe), (*t).to_owned()))).collect();
     // Without a helper (it could not start, or this is a forked child of
     // the process that started it) every chunk is counted here.
-    let _ = send_to_helper(CountJob::Chunks(shared.clone()));
-    shared.iter().for_each(|t| t.work());
-    shared.iter().map(|t| t.wait()).collect()
+    let _ = send_to_helper(shared.clone());
+    count_shared(&shared)
+}
+
+/// The counts of texts shared with the helper: every chunk the helper has
+/// not taken, of every text, counted here before waiting for any it is
+/// counting.
+fn count_shared(texts: &[std::sync::Arc<ChunkedText>]) -> Vec<usize> {
+    texts.iter().for_each(|t| t.work());
+    texts.iter().map(|t| t.wait()).collect()
+}
+
+/// The order to render `encode_for_llm`'s candidates in (format names:
+/// `toon`, `toon-tab`, `json`, `json-pretty`...), as indices of `formats`:
+/// the JSON renderings first, then the others, each group as listed. A
+/// [`CountSession`] has the helper count each text while the next is
+/// rendered and both threads count the last; JSON text is the longer and
+/// the slower to count, so it is the better one to count while TOON is
+/// rendered. Add each text with [`CountSession::add_as`] and its index.
+pub fn render_order<S: AsRef<str>>(formats: &[S]) -> Vec<usize> {
+    let json = |i: &usize| formats[*i].as_ref().starts_with("json");
+    (0..formats.len()).filter(json).chain((0..formats.len()).filter(|i| !json(i))).collect()
 }
 
 /// Whether a caller is using the helper thread.
@@ -1584,6 +1604,24 @@ mod tests {
         for text in ["don'ſ", "'ſ", "Iſ'ſ", "x'\u{212a}", "'ſa", "ǅ'Ll", "\u{300}'ve", "a\u{301}'D"] {
             check(text);
         }
+    }
+
+    #[test]
+    fn a_session_gives_counts_and_texts_by_slot_in_render_order() {
+        let formats = ["toon", "toon-tab", "json", "toon-pipe", "json-pretty"];
+        let order = render_order(&formats);
+        assert_eq!(order, [2, 4, 0, 1, 3]);
+        let texts: Vec<String> = (0..formats.len()).map(|i| "word ".repeat(1 + i * 4000)).collect();
+        let bpe = Bpe::get(Encoding::O200kBase);
+        let mut session = Tokenizer::Bpe(bpe).session();
+        for &i in &order {
+            session.add_as(i, texts[i].clone());
+        }
+        let want: Vec<usize> = texts.iter().map(|t| bpe.count(t)).collect();
+        assert_eq!(session.finish().expect("counts"), want);
+        assert_eq!(session.text(3), Some(texts[3].as_str()));
+        assert_eq!(session.take_text(4), texts[4]);
+        assert_eq!(session.text(9), None);
     }
 
     #[test]

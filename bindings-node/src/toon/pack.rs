@@ -36,7 +36,7 @@
 //! lengths against the table and the text, nesting depth), so malformed
 //! arrays give `TOON_PACKED`, never a panic or an allocation ahead of data.
 
-use super::{encode_options, json_too_deep, make_string, utf8_to_utf16, read_latin1, read_utf16, slice, utf16_push_utf8, utf16_to_utf8, with_scratch, Arena, ArenaDoc, ArenaVal, Key, Node, Span, TABLE_UNREAD};
+use super::{create_string, encode_options, json_too_deep, make_string, read_latin1, read_utf16, slice, utf16_push_utf8, utf16_to_utf8, with_scratch, Arena, ArenaDoc, ArenaVal, Key, Node, Span, TABLE_UNREAD};
 use crate::errors::{invalid_arg, IntoNapi, Result};
 use napi::bindgen_prelude::*;
 use napi::sys;
@@ -334,19 +334,7 @@ pub struct ChoiceText(String);
 
 impl ToNapiValue for ChoiceText {
     unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
-        let text = val.0;
-        let mut v = std::ptr::null_mut();
-        let status = if text.is_ascii() {
-            sys::napi_create_string_latin1(env, text.as_ptr() as *const _, text.len() as isize, &mut v)
-        } else {
-            let mut wide = Vec::new();
-            utf8_to_utf16(&text, &mut wide);
-            sys::napi_create_string_utf16(env, wide.as_ptr(), wide.len() as isize, &mut v)
-        };
-        if status != sys::Status::napi_ok {
-            return Err(napi::Error::from_reason("could not create the chosen text's string"));
-        }
-        Ok(v)
+        create_string(env, &val.0, &mut Vec::new()).ok_or_else(|| napi::Error::from_reason("could not create the chosen text's string"))
     }
 }
 
@@ -406,12 +394,8 @@ pub fn pack_choose(
             // thread too, while the next is made.
             let mut session = tokenizer.session();
             let mut compact: Option<Vec<u8>> = None;
-            // JSON first: the helper counts each text while the next is
-            // made, and JSON text is the longer and slower to count, so it
-            // is the better one to count while TOON is made.
-            let is_json = |i: &usize| matches!(renders[*i], Render::Json(_));
-            let order: Vec<usize> = (0..renders.len()).filter(is_json).chain((0..renders.len()).filter(|i| !is_json(i))).collect();
-            for (k, &i) in order.iter().enumerate() {
+            // JSON first (see `render_order`).
+            for (k, &i) in polywire::tokens::render_order(&formats).iter().enumerate() {
                 let render = &renders[i];
                 let text = match render {
                     Render::Toon(opts) => {
@@ -447,18 +431,11 @@ pub fn pack_choose(
                         String::from_utf8(bytes).map_err(|_| invalid_arg("LLM_INVALID_ARGUMENT", "the JSON text is not UTF-8".into()))?
                     }
                 };
-                session.add(text);
+                session.add_as(i, text);
             }
-            let added = session.finish().napi()?;
-            // The counts in the order of `formats`; the fewest tokens, the
-            // first of equals in that order.
-            let mut counts = vec![0; added.len()];
-            for (k, &i) in order.iter().enumerate() {
-                counts[i] = added[k];
-            }
+            let counts = session.finish().napi()?;
             let index = (0..counts.len()).min_by_key(|&i| (counts[i], i)).unwrap_or(0);
-            let at = order.iter().position(|&i| i == index).unwrap_or(0);
-            let text = ChoiceText(session.take_text(at));
+            let text = ChoiceText(session.take_text(index));
             Ok(PackChoice { index: index as u32, text, counts: counts.into_iter().map(|n| u32::try_from(n).unwrap_or(u32::MAX)).collect() })
         })
     })
