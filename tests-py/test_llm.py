@@ -297,6 +297,69 @@ def test_the_one_call_route_renders_exactly_what_dumps_and_json_text_write():
     assert e.value.code == "TOON_INVALID_ARGUMENT"
 
 
+def test_the_native_fast_path_gives_what_the_general_way_gives():
+    """``encode_for_llm``'s common case (no ``default``, unsorted keys, ``strategy="tokens"``)
+    is one native call, ``encode_fast``, which expands ``formats`` itself and makes the
+    ``LlmText``. It must give what the general way gives (``_candidates``, ``choose``,
+    ``_llm_text``), and hand back ``None`` for any argument it does not take, so that the
+    general way checks and reports it."""
+    from polywire._polywire import llm as native
+
+    doc = load_vectors("llm_choices.json")
+    values = [toon_datasets.DATASETS[c["dataset"]](toon_datasets.Rng(toon_datasets.SEED)) if "dataset" in c else c["value"] for c in doc["cases"]]
+    values += [{"esc": 'q"\\\n\u0001\u2028é😀', "big": 2**70, "t": (1, 2)}, {10: "a", "0": True}, [], {}, "", 0.5]
+    options = [
+        {},
+        {"formats": ("toon", "json"), "delimiter": ","},
+        {"formats": ["json", "toon", "json", "json-pretty"], "delimiter": "|"},
+        {"formats": ("toon-tab", "toon"), "delimiter": None, "indent": 4},
+        {"formats": ("json-pretty",), "encoding": "cl100k_base"},
+    ]
+    for value in values:
+        for kw in options:
+            fast = native.encode_fast(value, kw.get("formats", ("toon", "json")), kw.get("delimiter"), kw.get("indent", 2), kw.get("encoding", "o200k_base"), llm.LlmText)
+            assert type(fast) is llm.LlmText, kw
+            names = llm._candidates(kw.get("formats", ("toon", "json")), kw.get("delimiter"))
+            best, text, counts = native.choose(value, names, kw.get("indent", 2), kw.get("encoding", "o200k_base"))
+            general = llm._llm_text(text, names[best], counts[best], dict(zip(names, counts)), kw.get("encoding", "o200k_base"))
+            assert fast == general and list(fast.candidates) == names, kw
+            assert llm.encode_for_llm(value, **kw) == general, kw
+            assert str(fast) == text and fast.rule is None
+    # What it does not take, the general way does (or reports).
+
+    class Formats(tuple):
+        pass
+
+    class Name(str):
+        pass
+
+    import datetime
+
+    declined = [
+        (ROWS, Formats(("toon",)), None, 2, "o200k_base"),
+        (ROWS, ("toon", Name("json")), None, 2, "o200k_base"),
+        (ROWS, ("toon",), Name(","), 2, "o200k_base"),
+        (ROWS, ("toon",), ";", 2, "o200k_base"),
+        (ROWS, ("yaml",), None, 2, "o200k_base"),
+        (ROWS, (), None, 2, "o200k_base"),
+        (ROWS, "toon", None, 2, "o200k_base"),
+        (ROWS, ("toon",), None, -1, "o200k_base"),
+        (ROWS, ("toon",), None, 2, Name("o200k_base")),
+        (ROWS, ("toon",), None, 2, "gpt2"),
+        ({"d": datetime.date(2026, 1, 2)}, ("toon", "json"), None, 2, "o200k_base"),
+        ([object()], ("json",), None, 2, "o200k_base"),
+    ]
+    for args in declined:
+        assert native.encode_fast(*args, llm.LlmText) is None, args[1:]
+    assert llm.encode_for_llm(ROWS, formats=Formats(("toon",))).format == "toon"
+    assert llm.encode_for_llm(ROWS, formats=("toon", Name("json")), delimiter=Name(",")).candidates.keys() == {"toon", "json"}
+    r = llm.encode_for_llm({"d": datetime.date(2026, 1, 2)}, formats=("toon", "json"))
+    assert r.candidates["json"] == llm.count_tokens('{"d":"2026-01-02"}')
+    # A str subclass as the strategy, or a sort_keys that is not False, goes the general way too.
+    assert llm.encode_for_llm(ROWS, strategy=Name("tokens")) == llm.encode_for_llm(ROWS)
+    assert llm.encode_for_llm(ROWS, sort_keys=True) == llm.encode_for_llm([dict(sorted(r.items())) for r in ROWS])
+
+
 def test_json_text_writes_every_key_as_json_stringify_does():
     """The JSON writer keeps the text of each dict key it has written (by the key object) and
     copies it for the next row that shares the key. Rows sharing keys, more distinct keys than

@@ -3,9 +3,10 @@
 //! in the Python package; here are the parts that walk text or values.
 
 use polywire::tokens::Tokenizer;
+use polywire::toon::Delimiter;
 use polywire::Format;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
 
 use crate::errors::{type_error, value_error, IntoPyResult};
 
@@ -21,6 +22,7 @@ pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_function(wrap_pyfunction!(json_text, m)?)?;
         m.add_function(wrap_pyfunction!(check_encoding, m)?)?;
         m.add_function(wrap_pyfunction!(choose, m)?)?;
+        m.add_function(wrap_pyfunction!(encode_fast, m)?)?;
         m.add_class::<CountSession>()?;
         Ok(())
     })
@@ -115,6 +117,50 @@ fn json_text<'py>(py: Python<'py>, value: &Bound<'py, PyAny>, indent: Option<&Bo
     }
 }
 
+/// A rendering `encode_for_llm` weighs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Rendering {
+    Toon(Delimiter),
+    Json,
+    JsonPretty,
+}
+
+impl Rendering {
+    fn from_name(name: &str) -> Option<Rendering> {
+        Some(match name {
+            "toon" => Rendering::Toon(Delimiter::Comma),
+            "toon-tab" => Rendering::Toon(Delimiter::Tab),
+            "toon-pipe" => Rendering::Toon(Delimiter::Pipe),
+            "json" => Rendering::Json,
+            "json-pretty" => Rendering::JsonPretty,
+            _ => return None,
+        })
+    }
+
+    /// Its name as an interned `str`, made once.
+    fn py_name<'py>(self, py: Python<'py>) -> &'py Bound<'py, PyString> {
+        match self {
+            Rendering::Toon(Delimiter::Comma) => pyo3::intern!(py, "toon"),
+            Rendering::Toon(Delimiter::Tab) => pyo3::intern!(py, "toon-tab"),
+            Rendering::Toon(Delimiter::Pipe) => pyo3::intern!(py, "toon-pipe"),
+            Rendering::Json => pyo3::intern!(py, "json"),
+            Rendering::JsonPretty => pyo3::intern!(py, "json-pretty"),
+        }
+    }
+}
+
+impl AsRef<str> for Rendering {
+    fn as_ref(&self) -> &str {
+        match self {
+            Rendering::Toon(Delimiter::Comma) => "toon",
+            Rendering::Toon(Delimiter::Tab) => "toon-tab",
+            Rendering::Toon(Delimiter::Pipe) => "toon-pipe",
+            Rendering::Json => "json",
+            Rendering::JsonPretty => "json-pretty",
+        }
+    }
+}
+
 /// ``encode_for_llm``'s work for a value with no ``default`` and unsorted
 /// keys, in one call: ``value`` rendered in each format of ``names`` (as
 /// ``toon.dumps(value, indent_size=indent, delimiter=...)`` and
@@ -131,26 +177,36 @@ fn choose<'py>(
     indent: &Bound<'py, PyAny>,
     encoding: &Bound<'py, PyAny>,
 ) -> PyResult<(usize, Bound<'py, PyAny>, Vec<usize>)> {
-    use polywire::toon::Delimiter;
-    let mut session = tokenizer(py, Some(encoding))?.session();
-    let order = polywire::tokens::render_order(&names);
+    let renderings = names
+        .iter()
+        .map(|n| Rendering::from_name(n).ok_or_else(|| value_error(py, Format::Llm, ARG, format!("no format named {n:?}"))))
+        .collect::<PyResult<Vec<_>>>()?;
+    render_and_count(py, value, &renderings, indent, tokenizer(py, Some(encoding))?)
+}
+
+fn render_and_count<'py>(
+    py: Python<'py>,
+    value: &Bound<'py, PyAny>,
+    renderings: &[Rendering],
+    indent: &Bound<'py, PyAny>,
+    tokenizer: Tokenizer,
+) -> PyResult<(usize, Bound<'py, PyAny>, Vec<usize>)> {
+    let mut session = tokenizer.session();
+    let order = polywire::tokens::render_order(renderings);
     let mut compact: Option<Vec<u8>> = None;
     for (k, &i) in order.iter().enumerate() {
-        let name = &names[i];
-        let text = match name.as_str() {
-            "toon" => crate::toon::encode_text(py, value, indent, Delimiter::Comma)?,
-            "toon-tab" => crate::toon::encode_text(py, value, indent, Delimiter::Tab)?,
-            "toon-pipe" => crate::toon::encode_text(py, value, indent, Delimiter::Pipe)?,
-            "json" | "json-pretty" => {
+        let text = match renderings[i] {
+            Rendering::Toon(delimiter) => crate::toon::encode_text(py, value, indent, delimiter, RenderBuffers::take())?,
+            r @ (Rendering::Json | Rendering::JsonPretty) => {
                 if compact.is_none() {
-                    let mut out = Vec::with_capacity(256);
+                    let mut out = RenderBuffers::take().into_bytes();
                     crate::pyjson::write(&mut out, value)?;
                     compact = Some(out);
                 }
-                let bytes = if name == "json" {
+                let bytes = if r == Rendering::Json {
                     // Moved into the session, not copied, unless
                     // "json-pretty" still needs it.
-                    if order[k + 1..].iter().any(|&j| names[j] == "json-pretty") {
+                    if order[k + 1..].iter().any(|&j| renderings[j] == Rendering::JsonPretty) {
                         compact.clone().unwrap_or_default()
                     } else {
                         compact.take().unwrap_or_default()
@@ -165,14 +221,167 @@ fn choose<'py>(
                 // text is UTF-8; this is only a guard.
                 String::from_utf8(bytes).map_err(|_| value_error(py, Format::Llm, ARG, "the JSON text is not UTF-8"))?
             }
-            other => return Err(value_error(py, Format::Llm, ARG, format!("no format named {other:?}"))),
         };
         session.add_as(i, text);
     }
     let counts = py.detach(|| session.finish()).py_err(py)?;
     let best = (0..counts.len()).min_by_key(|&i| (counts[i], i)).unwrap_or(0);
     let text = crate::pyjson::new_str(py, session.text(best).unwrap_or_default())?;
+    session.into_texts().for_each(RenderBuffers::give);
     Ok((best, text, counts))
+}
+
+/// Buffers for the renderings, kept per thread from call to call, as
+/// `toon.dumps` keeps its own: writing into a buffer that is already large
+/// enough saves the reallocations (and copies) of one that grows, about
+/// 1 µs of the 19 µs call for a 3 KB value (the benchmarks' config).
+struct RenderBuffers;
+
+thread_local! {
+    static RENDER_BUFFERS: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl RenderBuffers {
+    /// At most this many are kept (the default call renders two texts)...
+    const KEEP: usize = 2;
+    /// ...of at most this capacity each (as `toon.dumps`'s).
+    const KEEP_UP_TO: usize = 1 << 20;
+
+    /// An empty buffer.
+    fn take() -> String {
+        RENDER_BUFFERS.with(|b| b.try_borrow_mut().ok().and_then(|mut b| b.pop())).unwrap_or_default()
+    }
+
+    /// Keep `text`'s buffer for a next call.
+    fn give(mut text: String) {
+        if text.capacity() > Self::KEEP_UP_TO {
+            return;
+        }
+        text.clear();
+        RENDER_BUFFERS.with(|b| {
+            if let Ok(mut b) = b.try_borrow_mut() {
+                if b.len() < Self::KEEP {
+                    b.push(text);
+                }
+            }
+        });
+    }
+}
+
+/// The renderings ``formats`` and ``delimiter`` name, as
+/// ``polywire.llm._candidates`` expands them (``"toon"``: each delimiter,
+/// or ``delimiter``'s; each once, in order), for an exact tuple or list
+/// of exact ``str`` and a delimiter that is ``None`` or an exact ``str``;
+/// ``None`` for anything else, which that function checks (and reports).
+fn expand_formats(formats: &Bound<'_, PyAny>, delimiter: &Bound<'_, PyAny>) -> Option<Vec<Rendering>> {
+    let delimiter = if delimiter.is_none() {
+        None
+    } else {
+        let d = delimiter.cast_exact::<PyString>().ok()?;
+        Some(match d.to_str().ok()? {
+            "," => Delimiter::Comma,
+            "\t" => Delimiter::Tab,
+            "|" => Delimiter::Pipe,
+            _ => return None,
+        })
+    };
+    let mut out: Vec<Rendering> = Vec::with_capacity(4);
+    let mut push = |r: Rendering| {
+        if !out.contains(&r) {
+            out.push(r);
+        }
+    };
+    let mut take = |f: Bound<'_, PyAny>| -> Option<()> {
+        let name = f.cast_exact::<PyString>().ok()?;
+        match Rendering::from_name(name.to_str().ok()?)? {
+            Rendering::Toon(Delimiter::Comma) => match delimiter {
+                Some(d) => push(Rendering::Toon(d)),
+                None => [Delimiter::Comma, Delimiter::Tab, Delimiter::Pipe].into_iter().for_each(|d| push(Rendering::Toon(d))),
+            },
+            r => push(r),
+        }
+        Some(())
+    };
+    // Items are read one at a time (a list could change meanwhile only if
+    // Python code ran, and none does here).
+    if let Ok(t) = formats.cast_exact::<PyTuple>() {
+        for f in t.iter() {
+            take(f)?;
+        }
+    } else if let Ok(l) = formats.cast_exact::<PyList>() {
+        for f in l.iter() {
+            take(f)?;
+        }
+    } else {
+        return None;
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// ``encode_for_llm(value, formats=..., delimiter=..., indent=...,
+/// encoding=...)`` with no ``default``, unsorted keys and ``strategy``
+/// ``"tokens"``, in one call: the ``LlmText`` (an instance of ``cls``,
+/// made as ``polywire.llm._llm_text`` makes it), or ``None`` when any
+/// argument is not what the common case takes or the value is not plain
+/// JSON. The caller then goes the general way, which checks the arguments
+/// and reports errors as ``dumps`` and ``json_text`` do. This saves the
+/// general way's Python-level work, a sixth of a small value's call.
+#[pyfunction]
+fn encode_fast<'py>(
+    py: Python<'py>,
+    value: &Bound<'py, PyAny>,
+    formats: &Bound<'py, PyAny>,
+    delimiter: &Bound<'py, PyAny>,
+    indent: &Bound<'py, PyAny>,
+    encoding: &Bound<'py, PyAny>,
+    cls: &Bound<'py, PyType>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let Some(renderings) = expand_formats(formats, delimiter) else { return Ok(None) };
+    if !encoding.is_exact_instance_of::<PyString>() {
+        return Ok(None);
+    }
+    let Ok(tokenizer) = tokenizer(py, Some(encoding)) else { return Ok(None) };
+    // The encoding's canonical name, or the path of a `tokenizer.json` as given.
+    let reported = match &tokenizer {
+        Tokenizer::Bpe(b) => match b.encoding() {
+            polywire::tokens::Encoding::O200kBase => pyo3::intern!(py, "o200k_base").clone().into_any(),
+            polywire::tokens::Encoding::Cl100kBase => pyo3::intern!(py, "cl100k_base").clone().into_any(),
+        },
+        Tokenizer::Hf(_) => encoding.clone(),
+    };
+    let Ok((best, text, counts)) = render_and_count(py, value, &renderings, indent, tokenizer) else {
+        return Ok(None);
+    };
+    let candidates = PyDict::new(py);
+    for (r, n) in renderings.iter().zip(&counts) {
+        candidates.set_item(r.py_name(py), n)?;
+    }
+    // `object.__new__(cls)`, then the fields straight into its `__dict__`
+    // (a frozen dataclass's `__init__` sets each through
+    // `object.__setattr__`).
+    // SAFETY: `object.__new__` with an empty argument tuple, as Python
+    // calls it; a null result is an error set, fetched here.
+    let obj = unsafe {
+        let args = PyTuple::empty(py);
+        let new = (*std::ptr::addr_of!(pyo3::ffi::PyBaseObject_Type)).tp_new;
+        let ptr = match new {
+            Some(new) => new(cls.as_type_ptr(), args.as_ptr(), std::ptr::null_mut()),
+            None => std::ptr::null_mut(),
+        };
+        if ptr.is_null() {
+            return Err(PyErr::take(py).unwrap_or_else(|| value_error(py, Format::Llm, ARG, "could not make the result")));
+        }
+        Bound::from_owned_ptr(py, ptr)
+    };
+    let fields = obj.getattr(pyo3::intern!(py, "__dict__"))?;
+    let fields = fields.cast::<PyDict>()?;
+    fields.set_item(pyo3::intern!(py, "text"), text)?;
+    fields.set_item(pyo3::intern!(py, "format"), renderings[best].py_name(py))?;
+    fields.set_item(pyo3::intern!(py, "tokens"), counts[best])?;
+    fields.set_item(pyo3::intern!(py, "candidates"), candidates)?;
+    fields.set_item(pyo3::intern!(py, "encoding"), reported)?;
+    fields.set_item(pyo3::intern!(py, "rule"), py.None())?;
+    Ok(Some(obj))
 }
 
 /// Raise unless ``encoding`` names a built-in encoding or a readable

@@ -960,12 +960,12 @@ fn encode_walk<'py>(obj: &Bound<'py, PyAny>, ctx: &mut Ctx<'py>, opts: &EncodeOp
 }
 
 /// `dumps(obj, indent_size=indent, delimiter=delimiter)` as UTF-8 (no
-/// `default`, keys unsorted): a rendering `polywire.llm` counts, which
-/// becomes a `str` only if it is the one chosen.
-pub(crate) fn encode_text(py: Python<'_>, obj: &Bound<'_, PyAny>, indent: &Bound<'_, PyAny>, delimiter: Delimiter) -> PyResult<String> {
+/// `default`, keys unsorted), written into `out` (cleared first): a
+/// rendering `polywire.llm` counts, which becomes a `str` only if it is the
+/// one chosen.
+pub(crate) fn encode_text(py: Python<'_>, obj: &Bound<'_, PyAny>, indent: &Bound<'_, PyAny>, delimiter: Delimiter, mut out: String) -> PyResult<String> {
     let opts = EncodeOptions { indent: indent_arg(Some(indent), None, 0)?, delimiter, ..EncodeOptions::default() };
     let mut ctx = Ctx { py, default: None, sort_keys: false, converted: HashMap::new(), dicts_converted: false, checked: false, big_digits: Default::default() };
-    let mut out = String::new();
     encode_walk(obj, &mut ctx, &opts, &mut out)?;
     Ok(out)
 }

@@ -1258,6 +1258,13 @@ impl CountSession {
             Err(shared) => shared.text.clone(),
         }
     }
+
+    /// The texts added, moved out of the session, but those the helper
+    /// thread still holds (it may, for a moment after the last count): a
+    /// binding keeps their buffers for its next renderings.
+    pub fn into_texts(mut self) -> impl Iterator<Item = String> {
+        std::mem::take(&mut self.texts).into_iter().filter_map(|t| std::sync::Arc::try_unwrap(t).ok().map(|t| t.text))
+    }
 }
 
 impl Drop for CountSession {

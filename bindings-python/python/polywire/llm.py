@@ -218,6 +218,13 @@ def encode_for_llm(
     anything else as compact JSON (``rule="nested"`` when it holds containers, else
     ``"mixed"``). ``tokens`` is then ``None``.
     """
+    if type(strategy) is str and strategy == "tokens" and default is None and sort_keys is False:
+        # The common case in one native call; None when an argument is not
+        # what it takes or the value is not plain JSON (the way below then
+        # checks and reports).
+        fast = _native.encode_fast(value, formats, delimiter, indent, encoding, LlmText)
+        if fast is not None:
+            return fast
     if not (isinstance(strategy, str) and strategy in ("tokens", "structure")):
         raise _arg_error(f"strategy must be 'tokens' or 'structure', got {_describe(strategy)}")
     names = _candidates(formats, delimiter)
