@@ -943,7 +943,8 @@ impl Tokenizer {
     /// [`Tokenizer::count_many`]).
     pub fn count(&self, text: &str) -> Result<usize> {
         match self {
-            Tokenizer::Bpe(b) => Ok(count_on_two_threads(b, &[text], PARALLEL_FROM)[0]),
+            Tokenizer::Bpe(b) if text.len() < PARALLEL_FROM => Ok(b.count(text)),
+            Tokenizer::Bpe(b) => Ok(count_on_two_threads(b, &[text], PARALLEL_FROM).into_iter().sum()),
             Tokenizer::Hf(h) => h.count(text),
         }
     }
