@@ -325,8 +325,10 @@ fn expand_formats(formats: &Bound<'_, PyAny>, delimiter: &Bound<'_, PyAny>) -> O
 /// argument is not what the common case takes or the value is not plain
 /// JSON. The caller then goes the general way, which checks the arguments
 /// and reports errors as ``dumps`` and ``json_text`` do. This saves the
-/// general way's Python-level work, a sixth of a small value's call.
+/// general way's Python-level work: about 1.2 µs a call, half of a tiny
+/// value's and a sixteenth of a 3 KB one's.
 #[pyfunction]
+#[allow(clippy::too_many_arguments)]
 fn encode_fast<'py>(
     py: Python<'py>,
     value: &Bound<'py, PyAny>,
