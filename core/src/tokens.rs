@@ -212,6 +212,9 @@ impl<'t> Pieces<'t> for Counter<'_, '_> {
             Encoding::O200kBase => window::count_o200k_ascii_run(bpe, run, memo),
             #[cfg(not(all(target_arch = "x86_64", not(any(polywire_portable, feature = "portable")))))]
             Encoding::O200kBase => count_ascii_run(bpe, run, memo, o200k_ascii_piece),
+            #[cfg(all(target_arch = "x86_64", not(any(polywire_portable, feature = "portable"))))]
+            Encoding::Cl100kBase => window::count_cl100k_ascii_run(bpe, run, memo),
+            #[cfg(not(all(target_arch = "x86_64", not(any(polywire_portable, feature = "portable")))))]
             Encoding::Cl100kBase => count_ascii_run(bpe, run, memo, cl100k_ascii_piece),
         };
     }
@@ -221,6 +224,7 @@ impl<'t> Pieces<'t> for Counter<'_, '_> {
 /// inlined. A piece of 2..=16 bytes is packed into its memo key with two
 /// 8-byte loads from the run and a mask, not a copy (but in the run's last
 /// 16 bytes).
+#[cfg(not(all(target_arch = "x86_64", not(any(polywire_portable, feature = "portable")))))]
 #[inline(always)]
 fn count_ascii_run(bpe: &Bpe, run: &[u8], memo: &mut Memo, piece_end: impl Fn(&[u8], usize) -> usize) -> usize {
     let mut n = 0;

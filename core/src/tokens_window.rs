@@ -1,5 +1,6 @@
-//! The o200k counter's ASCII fast path on x86_64: where pieces start,
-//! found from byte-class bit masks of 64 bytes at a time.
+//! The counters' ASCII fast path on x86_64: where pieces start, found from
+//! byte-class bit masks of 64 bytes at a time (o200k's pieces, and
+//! cl100k's, whose rules differ in two points, see [`starts`]).
 //!
 //! The byte-at-a-time scanner (`o200k_ascii_piece`) branches on the class of
 //! each piece's first byte (letters, digits, punctuation, white space), and
@@ -12,7 +13,7 @@
 //! go to the byte-at-a-time scanner for that window. Tests compare the
 //! pieces with that scanner's on random text built to hit those cases.
 
-use super::{o200k_ascii_piece, Bpe, Memo, MEMO_MAX_PIECE};
+use super::{cl100k_ascii_piece, o200k_ascii_piece, Bpe, Memo, MEMO_MAX_PIECE};
 use std::arch::x86_64::*;
 
 /// Bytes classified per window.
@@ -95,19 +96,34 @@ fn classify(bytes: &[u8; WINDOW], valid: usize) -> Masks {
 /// line break (`[\r\n/]*` may take it) and a line break after S in a run;
 /// and the starts within a run of W after its first when the window does
 /// not see the run end.
+///
+/// cl100k (`CL100K`): the same rules but two. A run of letters is one piece
+/// whatever their case (`[^\r\n\p{L}\p{N}]?+\p{L}++`), and a punctuation run
+/// takes the line breaks after it but not `/` (`[\r\n]*+`). Its
+/// contractions are pieces of their own wherever `'` is (`'(?i:[sdmt]|ll|ve|re)`
+/// comes first): left out, any `'` before a letter. And white space at
+/// the end of the run is one piece (`\s++$`, before `\s*[\r\n]`).
 #[inline(always)]
-fn starts(w: &Masks) -> Option<u64> {
+fn starts<const CL100K: bool>(w: &Masks) -> Option<u64> {
     let prev = |m: u64| m << 1;
     let next = |m: u64| m >> 1;
     let letter = w.upper | w.lower;
     let punct = !(letter | w.digit | w.space | w.end);
     let s = w.space & !w.brk;
-    if (w.apos & prev(letter)) | (w.slash & prev(w.brk)) | (w.brk & prev(s)) != 0 {
+    let left_out = if CL100K {
+        (w.apos & next(letter)) | (w.brk & prev(s))
+    } else {
+        (w.apos & prev(letter)) | (w.slash & prev(w.brk)) | (w.brk & prev(s))
+    };
+    if left_out != 0 {
         return None;
     }
     let punct_start = punct & !prev(punct);
     let punct_prefix = punct_start & !prev(w.blank) & next(letter);
-    let letters = (letter & !prev(letter) & !prev(s) & !prev(punct_prefix)) | (w.upper & prev(w.lower));
+    let mut letters = letter & !prev(letter) & !prev(s) & !prev(punct_prefix);
+    if !CL100K {
+        letters |= w.upper & prev(w.lower);
+    }
     let puncts = punct_start & !prev(w.blank);
     let spaces = (w.space & !prev(w.space) & !(w.brk & prev(punct))) | (s & prev(w.brk)) | (s & prev(s) & !next(w.space) & !next(w.end));
     // Digits: a run's first, then every third while the run goes on.
@@ -118,7 +134,19 @@ fn starts(w: &Masks) -> Option<u64> {
         group = (group << 3) & run4;
         digits |= group;
     }
-    let all = 1 | letters | puncts | spaces | digits;
+    let mut all = 1 | letters | puncts | spaces | digits;
+    // cl100k's `\s++$` comes before its other white-space patterns: the
+    // white space that ends the run (the text's end, or a cut point's:
+    // see `is_cut`) is one piece from its first start on.
+    if CL100K && w.end != 0 {
+        let valid = w.end.trailing_zeros();
+        let tail = (w.space << (64 - valid)).leading_ones();
+        if tail > 0 {
+            let region = (u64::MAX >> (64 - tail)) << (valid - tail);
+            let first = (all & region) & (all & region).wrapping_neg();
+            all = (all & !region) | first;
+        }
+    }
     // A run of W that the window does not see end may hold a line break
     // further on, which moves its starts: only its first is known.
     if w.space >> 63 == 1 {
@@ -141,9 +169,10 @@ trait Sink {
 /// Bits 0..=RELIABLE.
 const RELIABLE_BITS: u64 = u64::MAX >> (63 - RELIABLE);
 
-/// The o200k pieces of the ASCII run `run`, window by window.
+/// The pieces of the ASCII run `run` (o200k's, or cl100k's), window by
+/// window.
 #[inline(always)]
-fn walk(run: &[u8], sink: &mut impl Sink) {
+fn walk<const CL100K: bool>(run: &[u8], sink: &mut impl Sink) {
     let mut base = 0;
     while base < run.len() {
         // A window at `base`, a piece start. Near the run's end, a copy
@@ -160,7 +189,7 @@ fn walk(run: &[u8], sink: &mut impl Sink) {
         // The last start known is where the next window begins, and the
         // pieces before it are whole; when the run ends within the bits
         // known, its end is that start.
-        let all = starts(&masks).map(|all| all & RELIABLE_BITS);
+        let all = starts::<CL100K>(&masks).map(|all| all & RELIABLE_BITS);
         let last = match all {
             Some(_) if valid <= RELIABLE as usize => valid as u32,
             Some(all) => 63 - all.leading_zeros(),
@@ -171,7 +200,7 @@ fn walk(run: &[u8], sink: &mut impl Sink) {
             // out: the byte-at-a-time scanner, up to the window's end.
             let stop = base + WINDOW;
             while base < run.len() && base < stop {
-                let end = o200k_ascii_piece(run, base);
+                let end = if CL100K { cl100k_ascii_piece(run, base) } else { o200k_ascii_piece(run, base) };
                 sink.piece(base, end);
                 base = end;
             }
@@ -255,7 +284,14 @@ impl Sink for Count<'_> {
 /// The count of an o200k ASCII run (see `Counter`), with the memo.
 pub(super) fn count_o200k_ascii_run(bpe: &Bpe, run: &[u8], memo: &mut Memo) -> usize {
     let mut count = Count { bpe, run, memo, n: 0 };
-    walk(run, &mut count);
+    walk::<false>(run, &mut count);
+    count.n
+}
+
+/// The count of a cl100k ASCII run (see `Counter`), with the memo.
+pub(super) fn count_cl100k_ascii_run(bpe: &Bpe, run: &[u8], memo: &mut Memo) -> usize {
+    let mut count = Count { bpe, run, memo, n: 0 };
+    walk::<true>(run, &mut count);
     count.n
 }
 
@@ -285,13 +321,13 @@ mod tests {
     }
 
     /// Pieces of `run` by the masks and by the byte-at-a-time scanner.
-    fn both(run: &[u8]) -> (Spans, Spans) {
+    fn both<const CL100K: bool>(run: &[u8]) -> (Spans, Spans) {
         let mut fast = List(Vec::new());
-        walk(run, &mut fast);
+        walk::<CL100K>(run, &mut fast);
         let mut slow = Vec::new();
         let mut i = 0;
         while i < run.len() {
-            let e = o200k_ascii_piece(run, i);
+            let e = if CL100K { cl100k_ascii_piece(run, i) } else { o200k_ascii_piece(run, i) };
             slow.push((i, e - i));
             i = e;
         }
@@ -329,8 +365,10 @@ mod tests {
                 let times = if next() % 8 == 0 { (next() % 40) as usize } else { 1 };
                 run.extend(std::iter::repeat_n(c, times.min(len - run.len()).max(1)));
             }
-            let (fast, slow) = both(&run);
-            assert_eq!(fast, slow, "{:?}", String::from_utf8_lossy(&run));
+            let (fast, slow) = both::<false>(&run);
+            assert_eq!(fast, slow, "o200k {:?}", String::from_utf8_lossy(&run));
+            let (fast, slow) = both::<true>(&run);
+            assert_eq!(fast, slow, "cl100k {:?}", String::from_utf8_lossy(&run));
         }
     }
 
@@ -342,11 +380,16 @@ mod tests {
             "metrics[2]{date,views}:\n  2020-01-01,5555\n  2020-01-02,6726\n".repeat(9),
             "I'll say it's THE end, don't you? HTTPServer fooBar  \t\n\n  x /path//to\n/ ==== ".repeat(5),
         ];
+        let cl100k = Bpe::get(crate::tokens::Encoding::Cl100kBase);
         for t in &texts {
             let mut memo = vec![crate::tokens::MemoSlot::default(); crate::tokens::MEMO_SLOTS];
             let fast = count_o200k_ascii_run(bpe, t.as_bytes(), &mut memo);
             let slow = bpe.split(t).iter().map(|p| bpe.count_piece(p.as_bytes(), None)).sum::<usize>();
             assert_eq!(fast, slow, "{t}");
+            let mut memo = vec![crate::tokens::MemoSlot::default(); crate::tokens::MEMO_SLOTS];
+            let fast = count_cl100k_ascii_run(cl100k, t.as_bytes(), &mut memo);
+            let slow = cl100k.split(t).iter().map(|p| cl100k.count_piece(p.as_bytes(), None)).sum::<usize>();
+            assert_eq!(fast, slow, "cl100k {t}");
         }
     }
 }
