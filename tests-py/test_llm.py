@@ -300,8 +300,8 @@ def test_the_one_call_route_renders_exactly_what_dumps_and_json_text_write():
 def test_the_native_fast_path_gives_what_the_general_way_gives():
     """``encode_for_llm``'s common case (no ``default``, unsorted keys, ``strategy="tokens"``)
     is one native call, ``encode_fast``, which expands ``formats`` itself and makes the
-    ``LlmText``. It must give what the general way gives (``_candidates``, ``choose``,
-    ``_llm_text``), and hand back ``None`` for any argument it does not take, so that the
+    ``LlmText``. It must give what ``_candidates`` and ``choose`` give, as an ``LlmText``,
+    and hand back ``None`` for any argument it does not take, so that the
     general way checks and reports it."""
     from polywire._polywire import llm as native
 
@@ -321,7 +321,7 @@ def test_the_native_fast_path_gives_what_the_general_way_gives():
             assert type(fast) is llm.LlmText, kw
             names = llm._candidates(kw.get("formats", ("toon", "json")), kw.get("delimiter"))
             best, text, counts = native.choose(value, names, kw.get("indent", 2), kw.get("encoding", "o200k_base"))
-            general = llm._llm_text(text, names[best], counts[best], dict(zip(names, counts)), kw.get("encoding", "o200k_base"))
+            general = llm.LlmText(text=text, format=names[best], tokens=counts[best], candidates=dict(zip(names, counts)), encoding=kw.get("encoding", "o200k_base"))
             assert fast == general and list(fast.candidates) == names, kw
             assert llm.encode_for_llm(value, **kw) == general, kw
             assert str(fast) == text and fast.rule is None

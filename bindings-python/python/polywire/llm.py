@@ -76,20 +76,6 @@ class LlmText:
         return self.text
 
 
-def _llm_text(text: str, format: str, tokens: int, candidates: dict[str, int], encoding: str) -> LlmText:
-    """``LlmText(...)`` without the frozen dataclass's ``__init__``, which sets each field
-    through ``object.__setattr__`` (about 1 µs, a fifth of a small value's call)."""
-    o = object.__new__(LlmText)
-    d = o.__dict__
-    d["text"] = text
-    d["format"] = format
-    d["tokens"] = tokens
-    d["candidates"] = candidates
-    d["encoding"] = encoding
-    d["rule"] = None
-    return o
-
-
 def _coded(cls: Any, message: str) -> Any:
     """An exception of ``cls`` with the attributes every polywire error has."""
     e = cls(message)
@@ -121,26 +107,7 @@ def count_tokens(text: str, encoding: str = DEFAULT_ENCODING) -> int:
     return _native.count_tokens(text, encoding)
 
 
-# _candidates' answers for tuples of str: encode_for_llm is called again and again with
-# the same few, and working them out is a good part of a small value's call.
-_CANDIDATES: dict[tuple[Any, Any], list[str]] = {}
-
-
 def _candidates(formats: Any, delimiter: Any) -> list[str]:
-    cacheable = type(formats) is tuple and (delimiter is None or type(delimiter) is str) and all(type(f) is str for f in formats)
-    if cacheable:
-        names = _CANDIDATES.get((formats, delimiter))
-        if names is not None:
-            return names
-    names = _expand_candidates(formats, delimiter)
-    if cacheable:
-        if len(_CANDIDATES) >= 64:
-            _CANDIDATES.clear()
-        _CANDIDATES[(formats, delimiter)] = names
-    return names
-
-
-def _expand_candidates(formats: Any, delimiter: Any) -> list[str]:
     if isinstance(formats, str) or not isinstance(formats, (list, tuple)):
         raise _type_error(f"formats must be a tuple or list of format names, not {type(formats).__name__}")
     if delimiter is not None and not (isinstance(delimiter, str) and delimiter in _DELIMITER_FORMAT):
@@ -219,9 +186,11 @@ def encode_for_llm(
     ``"mixed"``). ``tokens`` is then ``None``.
     """
     if type(strategy) is str and strategy == "tokens" and default is None and sort_keys is False:
-        # The common case in one native call; None when an argument is not
-        # what it takes or the value is not plain JSON (the way below then
-        # checks and reports).
+        # The common case in one native call, which renders and counts every
+        # candidate and makes a str of the chosen text only; None when an
+        # argument is not what it takes (a subclass, an unknown name) or the value
+        # is not plain JSON (a date, a set): the way below then checks, renders
+        # and reports as dumps and json_text do.
         fast = _native.encode_fast(value, formats, delimiter, indent, encoding, LlmText)
         if fast is not None:
             return fast
@@ -240,16 +209,6 @@ def encode_for_llm(
         return LlmText(text=text, format=name, tokens=None, candidates={}, encoding=encoding, rule=rule)
     encoding_name = _native.check_encoding(encoding)
     reported = encoding if encoding_name == "tokenizer.json" else encoding_name
-    if default is None and not sort_keys:
-        # One native call renders and counts every candidate, and makes a str of the
-        # chosen text only. Anything it cannot do (a date, a set, a bad indent...)
-        # goes the way below, which reports errors as dumps and json_text do.
-        try:
-            best, text, counts = _native.choose(value, names, indent, encoding)
-        except Exception:
-            pass
-        else:
-            return _llm_text(text, names[best], counts[best], dict(zip(names, counts)), reported)
     plain = _json_value(value, default, sort_keys) if any(n.startswith("json") for n in names) else value
     # Each rendering is counted from when it is made (on a second thread
     # too), while the next is rendered.
