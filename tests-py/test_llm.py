@@ -297,6 +297,36 @@ def test_the_one_call_route_renders_exactly_what_dumps_and_json_text_write():
     assert e.value.code == "TOON_INVALID_ARGUMENT"
 
 
+def test_json_counted_in_parts_while_it_is_written_counts_as_the_whole():
+    """Compact JSON is handed to the helper thread in parts (each ending at a cut point) while
+    it is still being written, so that it is counted meanwhile. The counts must be the whole
+    text's: with both encodings, with white space and non-ASCII text, when an object is written
+    again in JavaScript's key order after parts of it were handed (its parts are then
+    forgotten), and after a call that failed partway."""
+    from polywire._polywire import llm as native
+
+    rows = [{"id": i, "name": f"row {i} é😀", "tags": ["a", "b"] * (i % 3), "note": " " * (i % 5) + "x\n" * (i % 4)} for i in range(1500)]
+    values = [
+        rows,
+        {"rows": rows, "7": "an index key, written first"},
+        {"a": {"rows": rows, "10": [1], "0": {"k": rows[:50]}}},
+        [{"x": rows[:300], "2": 1}] * 3,
+    ]
+    for value in values:
+        json_text = native.json_text(value, 0)
+        assert len(json_text) > 6 * 8192
+        for encoding in ("o200k_base", "cl100k_base"):
+            index, text, counts = native.choose(value, ["json", "toon"], 2, encoding)
+            assert counts == [llm.count_tokens(json_text, encoding), llm.count_tokens(toon.dumps(value), encoding)]
+            assert text == (json_text if index == 0 else toon.dumps(value))
+    assert native.json_text(values[1], 0).startswith('{"7":')
+    import datetime
+
+    with pytest.raises(TypeError):
+        native.choose(rows + [datetime.date(2026, 1, 2)], ["json"], 2, "o200k_base")
+    assert native.choose(rows, ["json"], 2, "o200k_base")[2] == [llm.count_tokens(native.json_text(rows, 0))]
+
+
 def test_the_native_fast_path_gives_what_the_general_way_gives():
     """``encode_for_llm``'s common case (no ``default``, unsorted keys, ``strategy="tokens"``)
     is one native call, ``encode_fast``, which expands ``formats`` itself and makes the

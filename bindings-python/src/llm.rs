@@ -161,7 +161,8 @@ impl AsRef<str> for Rendering {
 /// keys, in one call: ``value`` rendered in each format of ``names`` (as
 /// ``toon.dumps(value, indent_size=indent, delimiter=...)`` and
 /// ``json_text`` write them), each counted from when it is made (on the
-/// helper thread too) while the next is rendered. Returns the index of the
+/// helper thread too) while the next is rendered, and compact JSON from
+/// while it is written, in parts. Returns the index of the
 /// fewest tokens (the first of equals), that text, and every count. The
 /// renderings stay UTF-8: only the chosen one becomes a ``str``, and none
 /// is encoded back to UTF-8 to be counted.
@@ -191,12 +192,32 @@ fn render_and_count<'py>(
     let order = polywire::tokens::render_order(renderings);
     let mut compact: Option<Vec<u8>> = None;
     for (k, &i) in order.iter().enumerate() {
+        // The bytes of the text counted already, in parts.
+        let mut counted = 0;
         let text = match renderings[i] {
             Rendering::Toon(delimiter) => crate::toon::encode_text(py, value, indent, delimiter, RenderBuffers::take())?,
             r @ (Rendering::Json | Rendering::JsonPretty) => {
                 if compact.is_none() {
                     let mut out = RenderBuffers::take().into_bytes();
-                    crate::pyjson::write(&mut out, value)?;
+                    if r == Rendering::Json && session.takes_parts() {
+                        // Compact JSON comes first (see `render_order`) and
+                        // is often the longest text: the helper counts it
+                        // while it is written, not after (`write_in_parts`).
+                        let mut hand = |written: &[u8]| {
+                            if let Some(cut) = polywire::tokens::last_cut(written, counted, PART_CUT_WITHIN) {
+                                if let Ok(part) = std::str::from_utf8(&written[counted..cut]) {
+                                    session.add_part(i, part.to_owned());
+                                    counted = cut;
+                                }
+                            }
+                        };
+                        if !crate::pyjson::write_in_parts(&mut out, value, PART, &mut hand)? {
+                            session.forget_parts(i);
+                            counted = 0;
+                        }
+                    } else {
+                        crate::pyjson::write(&mut out, value)?;
+                    }
                     compact = Some(out);
                 }
                 let bytes = if r == Rendering::Json {
@@ -218,7 +239,7 @@ fn render_and_count<'py>(
                 String::from_utf8(bytes).map_err(|_| value_error(py, Format::Llm, ARG, "the JSON text is not UTF-8"))?
             }
         };
-        session.add_as(i, text);
+        session.add_counted(i, text, counted);
     }
     let counts = py.detach(|| session.finish()).py_err(py)?;
     let best = (0..counts.len()).min_by_key(|&i| (counts[i], i)).unwrap_or(0);
@@ -226,6 +247,12 @@ fn render_and_count<'py>(
     session.into_texts().for_each(RenderBuffers::give);
     Ok((best, text, counts))
 }
+
+/// Compact JSON is handed to the helper thread in parts of about this many
+/// bytes as it is written...
+const PART: usize = 8 * 1024;
+/// ...each ending at the last cut point of its last this many bytes.
+const PART_CUT_WITHIN: usize = 1024;
 
 /// Buffers for the renderings, kept per thread from call to call, as
 /// `toon.dumps` keeps its own: writing into a buffer that is already large

@@ -25,14 +25,36 @@ pub fn write(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>) -> PyResult<()> {
     write_obj(out, obj.as_ptr(), &mut keys, 0)
 }
 
+/// Append the JSON text of `obj` to `out`, as [`write`], handing `part`
+/// all of `out` each time it has grown by `every` bytes or more (checked
+/// after each item of a list and entry of a dict), so that the caller can
+/// start on the text written so far (`encode_for_llm` has its tokens
+/// counted on the helper thread) while the rest is written. `part` runs no
+/// Python code. False when a text handed to `part` was rewritten after
+/// (an object redone in JavaScript's key order, see [`write_dict`]): the
+/// caller is to forget what `part` saw; `part` is not called again then.
+pub fn write_in_parts(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>, every: usize, part: &mut dyn FnMut(&[u8])) -> PyResult<bool> {
+    let mut keys = KeyCache::new(obj.py());
+    keys.parts = Some((every.max(1), part));
+    keys.next_part = out.len().saturating_add(every);
+    write_obj(out, obj.as_ptr(), &mut keys, 0)?;
+    Ok(keys.parts.is_some())
+}
+
 /// The texts (`"key":`) of the dict keys written so far, found by the key
 /// object's address: the rows of a list of dicts share their key objects
 /// (literals, interned names, a parser's key cache), so a key's text is
 /// made once per call, not once per row. Every key in it is held by a
 /// strong reference until the call ends, so no other object can take its
 /// address meanwhile; a `str`'s text never changes.
-struct KeyCache<'py> {
+struct KeyCache<'py, 'p> {
     py: Python<'py>,
+    /// [`write_in_parts`]'s `every` and `part`, and the length of `out` at
+    /// which `part` is next called (`usize::MAX` without them).
+    parts: Option<(usize, &'p mut dyn FnMut(&[u8]))>,
+    next_part: usize,
+    /// The length of `out` when it was last handed to `part`.
+    handed: usize,
     /// Direct-mapped by address: (key, where its text starts in `texts`,
     /// its length); a null key is an empty slot.
     slots: [(*mut ffi::PyObject, u32, u32); WRITE_KEY_SLOTS],
@@ -47,10 +69,10 @@ const KEY_COPY: usize = 32;
 /// rows): the cache stops taking new ones.
 const KEY_CACHE_LIMIT: usize = 512;
 
-impl<'py> KeyCache<'py> {
+impl<'py, 'p> KeyCache<'py, 'p> {
     #[inline]
     fn new(py: Python<'py>) -> Self {
-        KeyCache { py, slots: [(std::ptr::null_mut(), 0, 0); WRITE_KEY_SLOTS], texts: Vec::new(), held: Vec::new() }
+        KeyCache { py, parts: None, next_part: usize::MAX, handed: 0, slots: [(std::ptr::null_mut(), 0, 0); WRITE_KEY_SLOTS], texts: Vec::new(), held: Vec::new() }
     }
 
     #[inline]
@@ -66,6 +88,33 @@ impl<'py> KeyCache<'py> {
     fn get(&self, key: *mut ffi::PyObject) -> Option<&[u8]> {
         let (k, start, len) = self.slots[Self::slot(key)];
         (k == key).then(|| &self.texts[start as usize..(start + len) as usize])
+    }
+
+    /// Hand `out` to [`write_in_parts`]'s `part` when it has grown enough.
+    #[inline]
+    fn maybe_part(&mut self, out: &[u8]) {
+        if out.len() >= self.next_part {
+            self.hand_part(out);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn hand_part(&mut self, out: &[u8]) {
+        if let Some((every, part)) = self.parts.as_mut() {
+            part(out);
+            self.handed = out.len();
+            self.next_part = out.len().saturating_add(*every);
+        }
+    }
+
+    /// `out` is cut back to `len`: what `part` saw past it no longer holds.
+    #[cold]
+    fn truncating_to(&mut self, len: usize) {
+        if len < self.handed {
+            self.parts = None;
+            self.next_part = usize::MAX;
+        }
     }
 
     /// Remember `text` (`"key":`) for `key`, an exact `str`.
@@ -86,7 +135,7 @@ impl<'py> KeyCache<'py> {
 }
 
 #[inline]
-fn write_obj(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, keys: &mut KeyCache<'_>, depth: usize) -> PyResult<()> {
+fn write_obj(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, keys: &mut KeyCache<'_, '_>, depth: usize) -> PyResult<()> {
     let py = keys.py;
     unsafe {
         let tp = ffi::Py_TYPE(ptr);
@@ -116,7 +165,7 @@ fn write_obj(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, keys: &mut KeyCache<'_>
 /// Subclasses (IntEnum, str enums, OrderedDict, ...), tuples and errors.
 #[cold]
 #[inline(never)]
-fn write_other(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, keys: &mut KeyCache<'_>, depth: usize) -> PyResult<()> {
+fn write_other(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, keys: &mut KeyCache<'_, '_>, depth: usize) -> PyResult<()> {
     let py = keys.py;
     unsafe {
         if ffi::PyBool_Check(ptr) != 0 {
@@ -173,7 +222,7 @@ fn enter(depth: usize) -> PyResult<()> {
 }
 
 #[inline]
-unsafe fn write_list(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, keys: &mut KeyCache<'_>, depth: usize) -> PyResult<()> {
+unsafe fn write_list(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, keys: &mut KeyCache<'_, '_>, depth: usize) -> PyResult<()> {
     enter(depth)?;
     out.push(b'[');
     // Re-read the size each time and hold the item: the list could shrink
@@ -189,6 +238,7 @@ unsafe fn write_list(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, keys: &mut KeyC
         let r = write_obj(out, item, keys, depth + 1);
         ffi::Py_DECREF(item);
         r?;
+        keys.maybe_part(out);
         i += 1;
     }
     out.push(b']');
@@ -325,7 +375,7 @@ pub(crate) fn dict_changed(py: Python<'_>, format: Format, code: &'static str) -
     crate::errors::value_error(py, format, code, "dictionary changed size during iteration (expected the value to stay unchanged while it is encoded)")
 }
 
-unsafe fn write_dict(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, keys: &mut KeyCache<'_>, depth: usize) -> PyResult<()> {
+unsafe fn write_dict(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, keys: &mut KeyCache<'_, '_>, depth: usize) -> PyResult<()> {
     let py = keys.py;
     enter(depth)?;
     let start = out.len();
@@ -370,6 +420,7 @@ unsafe fn write_dict(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, keys: &mut KeyC
             if matches!(out.get(key_start + 1), Some(b'0'..=b'9'))
                 && json::array_index(std::str::from_utf8_unchecked(&out[key_start + 1..out.len() - 1])).is_some()
             {
+                keys.truncating_to(start);
                 out.truncate(start);
                 return write_dict_js_order(out, ptr, keys, depth);
             }
@@ -385,13 +436,14 @@ unsafe fn write_dict(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, keys: &mut KeyC
         if crate::pydict::len(ptr) != size {
             return Err(dict_changed(py, Format::Kado, "KADO_VALUE_CHANGED"));
         }
+        keys.maybe_part(out);
     }
     out.push(b'}');
     Ok(())
 }
 
 #[cold]
-unsafe fn write_dict_js_order(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, keys: &mut KeyCache<'_>, depth: usize) -> PyResult<()> {
+unsafe fn write_dict_js_order(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, keys: &mut KeyCache<'_, '_>, depth: usize) -> PyResult<()> {
     let py = keys.py;
     // `PyDict_Next` with strong references and a size check, not pyo3's
     // iterator (which panics when the dict changes size).

@@ -1085,11 +1085,16 @@ fn send_to_helper(job: CountJob) -> bool {
 /// counts everything. A Hugging Face tokenizer counts at `finish`.
 pub struct CountSession {
     tokenizer: Tokenizer,
-    /// In the order added, each with the slot it was added as.
+    /// In the order added, each with the slot it was added as and whether
+    /// it is a whole text (not a part, see [`CountSession::add_part`]).
     texts: Vec<std::sync::Arc<ChunkedText>>,
     slots: Vec<usize>,
+    whole: Vec<bool>,
     turn: Option<HelperTurn>,
 }
+
+/// A part's slot once forgotten ([`CountSession::forget_parts`]).
+const FORGOTTEN: usize = usize::MAX;
 
 /// Chunks of about this many bytes are counted by one thread at a time.
 const CHUNK: usize = 8 * 1024;
@@ -1108,7 +1113,9 @@ const HELPER_FROM: usize = 8 * 1024;
 struct ChunkedText {
     bpe: Option<&'static Bpe>,
     text: String,
-    /// The ends of its chunks (the first starts at 0).
+    /// Where its first chunk starts (the bytes before are counted elsewhere).
+    from: usize,
+    /// The ends of its chunks.
     ends: Vec<usize>,
     /// The next chunk to take.
     next: std::sync::atomic::AtomicUsize,
@@ -1122,9 +1129,15 @@ struct ChunkedText {
 
 impl ChunkedText {
     fn new(bpe: Option<&'static Bpe>, text: String) -> ChunkedText {
+        ChunkedText::from(bpe, text, 0)
+    }
+
+    /// `text` from the byte `from` on, a character boundary.
+    fn from(bpe: Option<&'static Bpe>, text: String, from: usize) -> ChunkedText {
         let b = text.as_bytes();
-        let mut ends = Vec::with_capacity(b.len() / CHUNK + 1);
-        let mut at = 0;
+        let from = from.min(b.len());
+        let mut ends = Vec::with_capacity((b.len() - from) / CHUNK + 1);
+        let mut at = from;
         if bpe.is_some() {
             while b.len() - at > CHUNK + CHUNK / 2 {
                 // A cut point is followed by an ASCII byte: a character boundary.
@@ -1142,6 +1155,7 @@ impl ChunkedText {
         ChunkedText {
             bpe,
             text,
+            from,
             ends,
             next: AtomicUsize::new(0),
             done: AtomicUsize::new(0),
@@ -1157,7 +1171,7 @@ impl ChunkedText {
         loop {
             let i = self.next.fetch_add(1, Ordering::Relaxed);
             let Some(&end) = self.ends.get(i) else { return };
-            let start = if i == 0 { 0 } else { self.ends[i - 1] };
+            let start = if i == 0 { self.from } else { self.ends[i - 1] };
             // Chunks end at cut points, so at character boundaries.
             let n = self.text.get(start..end).map_or(0, |chunk| bpe.count(chunk));
             self.count.fetch_add(n, Ordering::Relaxed);
@@ -1200,7 +1214,43 @@ impl CountSession {
             Tokenizer::Bpe(_) => HelperTurn::take(),
             Tokenizer::Hf(_) => None,
         };
-        CountSession { tokenizer: tokenizer.clone(), texts: Vec::new(), slots: Vec::new(), turn }
+        CountSession { tokenizer: tokenizer.clone(), texts: Vec::new(), slots: Vec::new(), whole: Vec::new(), turn }
+    }
+
+    /// Whether [`CountSession::add_part`] is worth calling: the helper
+    /// thread is this session's to hand parts to.
+    pub fn takes_parts(&self) -> bool {
+        self.turn.is_some() && matches!(self.tokenizer, Tokenizer::Bpe(_))
+    }
+
+    /// Count `part`, the next piece of the text to be added as `slot`, now
+    /// (on the helper thread), while the caller writes the rest. The parts
+    /// of a slot follow each other from the text's start and each ends at
+    /// a cut point (see [`last_cut`]), where counting them apart gives what
+    /// counting the whole gives. Add the whole text with
+    /// [`CountSession::add_counted`] and the length the parts cover.
+    pub fn add_part(&mut self, slot: usize, part: String) {
+        let bpe = match self.tokenizer {
+            Tokenizer::Bpe(b) => Some(b),
+            Tokenizer::Hf(_) => None,
+        };
+        let part = std::sync::Arc::new(ChunkedText::new(bpe, part));
+        if self.turn.is_some() && !send_to_helper(vec![part.clone()]) {
+            self.turn = None;
+        }
+        self.texts.push(part);
+        self.slots.push(slot);
+        self.whole.push(false);
+    }
+
+    /// Leave out of `slot`'s count the parts added for it so far (their text
+    /// changed after they were added); the helper may still count them.
+    pub fn forget_parts(&mut self, slot: usize) {
+        for (s, &whole) in self.slots.iter_mut().zip(&self.whole) {
+            if *s == slot && !whole {
+                *s = FORGOTTEN;
+            }
+        }
     }
 
     /// Count `text` too (its count comes at [`CountSession::finish`], in the
@@ -1217,38 +1267,55 @@ impl CountSession {
     /// [`finish`]: CountSession::finish
     /// [`text`]: CountSession::text
     pub fn add_as(&mut self, slot: usize, text: String) {
+        self.add_counted(slot, text, 0);
+    }
+
+    /// [`CountSession::add_as`] for a text whose first `counted` bytes were
+    /// added as parts ([`CountSession::add_part`]): the rest is counted.
+    pub fn add_counted(&mut self, slot: usize, text: String, counted: usize) {
         let bpe = match self.tokenizer {
             Tokenizer::Bpe(b) => Some(b),
             Tokenizer::Hf(_) => None,
         };
-        let text = std::sync::Arc::new(ChunkedText::new(bpe, text));
+        // Parts only come with a `Bpe` tokenizer; a Hugging Face one counts
+        // the whole text.
+        let counted = if bpe.is_some() && text.is_char_boundary(counted.min(text.len())) { counted } else { 0 };
+        let text = std::sync::Arc::new(ChunkedText::from(bpe, text, counted));
         // A short text is counted at `finish`: waking the helper for it
         // costs about as much as counting it.
-        if self.turn.is_some() && text.text.len() >= HELPER_FROM && !send_to_helper(vec![text.clone()]) {
+        if self.turn.is_some() && text.text.len() - text.from >= HELPER_FROM && !send_to_helper(vec![text.clone()]) {
             self.turn = None;
         }
         self.texts.push(text);
         self.slots.push(slot);
+        self.whole.push(true);
     }
 
     /// The counts of the texts added, by slot.
     pub fn finish(&self) -> Result<Vec<usize>> {
         let counts = match &self.tokenizer {
-            Tokenizer::Hf(h) => self.texts.iter().map(|t| h.count(&t.text)).collect::<Result<Vec<_>>>()?,
+            // (No parts with these: `add_counted` adds the whole text.)
+            Tokenizer::Hf(h) => self.texts.iter().zip(&self.whole).map(|(t, &w)| if w { h.count(&t.text) } else { Ok(0) }).collect::<Result<Vec<_>>>()?,
             Tokenizer::Bpe(_) => count_shared(&self.texts),
         };
-        let mut by_slot = vec![0; counts.len()];
+        // A slot's parts and its rest add up.
+        let mut by_slot = vec![0; self.whole.iter().filter(|&&w| w).count()];
         for (&slot, n) in self.slots.iter().zip(counts) {
             if let Some(c) = by_slot.get_mut(slot) {
-                *c = n;
+                *c += n;
             }
         }
         Ok(by_slot)
     }
 
+    /// Where the whole text added as `slot` is in `texts`.
+    fn whole_text(&self, slot: usize) -> Option<usize> {
+        (0..self.texts.len()).find(|&k| self.slots[k] == slot && self.whole[k])
+    }
+
     /// The text added as `slot`.
     pub fn text(&self, slot: usize) -> Option<&str> {
-        let k = self.slots.iter().position(|&s| s == slot)?;
+        let k = self.whole_text(slot)?;
         Some(self.texts[k].text.as_str())
     }
 
@@ -1256,7 +1323,7 @@ impl CountSession {
     /// helper still holds it; empty if there is none). For after
     /// [`CountSession::finish`].
     pub fn take_text(&mut self, slot: usize) -> String {
-        let Some(k) = self.slots.iter().position(|&s| s == slot) else { return String::new() };
+        let Some(k) = self.whole_text(slot) else { return String::new() };
         let shared = std::mem::replace(&mut self.texts[k], std::sync::Arc::new(ChunkedText::new(None, String::new())));
         match std::sync::Arc::try_unwrap(shared) {
             Ok(t) => t.text,
@@ -1268,7 +1335,12 @@ impl CountSession {
     /// thread still holds (it may, for a moment after the last count): a
     /// binding keeps their buffers for its next renderings.
     pub fn into_texts(mut self) -> impl Iterator<Item = String> {
-        std::mem::take(&mut self.texts).into_iter().filter_map(|t| std::sync::Arc::try_unwrap(t).ok().map(|t| t.text))
+        let whole = std::mem::take(&mut self.whole);
+        std::mem::take(&mut self.texts)
+            .into_iter()
+            .zip(whole)
+            .filter(|(_, whole)| *whole)
+            .filter_map(|(t, _)| std::sync::Arc::try_unwrap(t).ok().map(|t| t.text))
     }
 }
 
@@ -1314,6 +1386,16 @@ fn count_on_two_threads(bpe: &'static Bpe, texts: &[&str], parallel_from: usize)
 fn count_shared(texts: &[std::sync::Arc<ChunkedText>]) -> Vec<usize> {
     texts.iter().for_each(|t| t.work());
     texts.iter().map(|t| t.wait()).collect()
+}
+
+/// The last cut point (see [`is_cut`]) of `text` after `after` and within
+/// its last `within` bytes: where a part of a text being written may end,
+/// for [`CountSession::add_part`]. A point that is a cut in a text's start
+/// is one in the whole text (the bytes after it can only end a run of
+/// blanks `is_cut` looked for the end of, and it saw none).
+pub fn last_cut(text: &[u8], after: usize, within: usize) -> Option<usize> {
+    let low = (after + 1).max(text.len().saturating_sub(within));
+    (low..text.len()).rev().find(|&p| is_cut(text, p))
 }
 
 /// The order to render `encode_for_llm`'s candidates in (format names:
@@ -1616,6 +1698,55 @@ mod tests {
         for text in ["don'ſ", "'ſ", "Iſ'ſ", "x'\u{212a}", "'ſa", "ǅ'Ll", "\u{300}'ve", "a\u{301}'D"] {
             check(text);
         }
+    }
+
+    #[test]
+    fn a_text_added_in_parts_as_it_is_written_counts_as_the_whole() {
+        let mut rnd = xorshift(0x9A27_5EED);
+        let pieces = ["{\"key\":", "\"value é\"", ",", "12345", "[", "]}", " word", "\n", "  ", "\t", "😀", "/", "x", "'s", "\n  \n"];
+        for e in Encoding::ALL {
+            let bpe = Bpe::get(e);
+            for round in 0..40 {
+                let n = [50, 2_000, 9_000, 30_000][round % 4];
+                let texts: Vec<String> = (0..2).map(|_| (0..n).map(|_| pieces[(rnd() % pieces.len() as u64) as usize]).collect()).collect();
+                let mut session = Tokenizer::Bpe(bpe).session();
+                for (slot, text) in texts.iter().enumerate() {
+                    // Handed as a writer would hand it: its start so far,
+                    // every few hundred bytes to a few kilobytes.
+                    let b = text.as_bytes();
+                    let (mut counted, mut written) = (0, 0);
+                    while written < b.len() {
+                        written = (written + 1 + (rnd() % 4_000) as usize).min(b.len());
+                        if let Some(cut) = last_cut(&b[..written], counted, 1 + (rnd() % 1_500) as usize) {
+                            assert!(cut > counted && cut < written && is_cut(b, cut), "{cut} in {written}");
+                            session.add_part(slot, text[counted..cut].to_owned());
+                            counted = cut;
+                        }
+                    }
+                    if round % 5 == 4 && slot == 1 {
+                        // Its start was written again: count the whole.
+                        session.forget_parts(slot);
+                        counted = 0;
+                    }
+                    session.add_counted(slot, text.clone(), counted);
+                }
+                let want: Vec<usize> = texts.iter().map(|t| bpe.count(t)).collect();
+                assert_eq!(session.finish().expect("counts"), want, "{e:?} round {round}");
+                assert_eq!(session.text(1), Some(texts[1].as_str()));
+                // Parts are not given back as texts.
+                for t in session.into_texts() {
+                    assert!(texts.contains(&t), "a part given back");
+                }
+            }
+        }
+        // No cut point after `after`, or none within reach.
+        assert_eq!(last_cut(b"abc def", 3, 100), None);
+        assert_eq!(last_cut(b"abc def", 0, 100), Some(3));
+        assert_eq!(last_cut(b"ab cd ef", 0, 3), Some(5), "the last cut point");
+        assert_eq!(last_cut(b"ab cd ef", 0, 2), None, "not within the last two bytes");
+        // A line break's indentation is no cut until a character follows it.
+        assert_eq!(last_cut(b"a:\n  ", 2, 100), None);
+        assert_eq!(last_cut(b"a:\n  b", 2, 100), Some(3));
     }
 
     #[test]
