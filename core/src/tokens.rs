@@ -1125,6 +1125,11 @@ struct ChunkedText {
     /// Signalled when the last chunk is counted (for `wait`, which may wait
     /// for a long chunk: a text without cut points is one).
     all_done: (std::sync::Mutex<()>, std::sync::Condvar),
+    /// Whether `wait` sleeps on `all_done` (or is about to): only then does
+    /// the last chunk's counter signal it, as a signal is a system call
+    /// whether or not a thread waits (std's `Condvar`), about a tenth of a
+    /// microsecond per text on a call that counts two short ones.
+    sleeping: std::sync::atomic::AtomicBool,
 }
 
 impl ChunkedText {
@@ -1161,6 +1166,7 @@ impl ChunkedText {
             done: AtomicUsize::new(0),
             count: AtomicUsize::new(0),
             all_done: Default::default(),
+            sleeping: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -1175,7 +1181,10 @@ impl ChunkedText {
             // Chunks end at cut points, so at character boundaries.
             let n = self.text.get(start..end).map_or(0, |chunk| bpe.count(chunk));
             self.count.fetch_add(n, Ordering::Relaxed);
-            if self.done.fetch_add(1, Ordering::Release) + 1 == self.ends.len() {
+            // Sequentially consistent with `wait`'s store to `sleeping` and
+            // load of `done`: either `wait` sees this chunk done, or this
+            // sees it sleeping (or about to) and signals it.
+            if self.done.fetch_add(1, Ordering::SeqCst) + 1 == self.ends.len() && self.sleeping.load(Ordering::SeqCst) {
                 // Taken after the count is in, so a `wait` that saw it short
                 // is waiting by now and gets the signal.
                 let _guard = self.all_done.0.lock().unwrap_or_else(|p| p.into_inner());
@@ -1192,11 +1201,13 @@ impl ChunkedText {
         // The helper counts one chunk at a time, so what is left is at most
         // one chunk's work: spin for it a while (a sleeping thread here
         // takes 20-60 µs to wake on some machines), then sleep.
-        let spin_from = std::time::Instant::now();
+        // (The clock is read only if there is something to wait for.)
+        let mut spin_from = None;
         while self.done.load(Ordering::Acquire) < all {
-            if spin_from.elapsed() > SPIN_FOR {
+            if spin_from.get_or_insert_with(std::time::Instant::now).elapsed() > SPIN_FOR {
                 let mut guard = self.all_done.0.lock().unwrap_or_else(|p| p.into_inner());
-                while self.done.load(Ordering::Acquire) < all {
+                self.sleeping.store(true, Ordering::SeqCst);
+                while self.done.load(Ordering::SeqCst) < all {
                     guard = self.all_done.1.wait(guard).unwrap_or_else(|p| p.into_inner());
                 }
                 break;
@@ -1698,6 +1709,43 @@ mod tests {
         for text in ["don'ſ", "'ſ", "Iſ'ſ", "x'\u{212a}", "'ſa", "ǅ'Ll", "\u{300}'ve", "a\u{301}'D"] {
             check(text);
         }
+    }
+
+    #[test]
+    fn a_thread_waiting_for_a_chunk_another_counts_is_woken_when_it_is_done() {
+        // One chunk (no cut point) that takes milliseconds to count: the
+        // thread waiting for it spins, then sleeps, and must be woken. The
+        // answer is awaited with a time limit, so a lost wake fails the
+        // test rather than hanging it.
+        use std::sync::atomic::Ordering;
+        let bpe = Bpe::get(Encoding::O200kBase);
+        let text = "x".repeat(200_000);
+        let want = bpe.count(&text);
+        let mut slept = 0;
+        for _ in 0..5 {
+            let shared = std::sync::Arc::new(ChunkedText::new(Some(bpe), text.clone()));
+            let worker = {
+                let s = shared.clone();
+                std::thread::spawn(move || s.work())
+            };
+            while shared.next.load(Ordering::Relaxed) == 0 {
+                std::hint::spin_loop();
+            }
+            let (tx, rx) = std::sync::mpsc::channel();
+            let waiter = {
+                let s = shared.clone();
+                std::thread::spawn(move || {
+                    s.work();
+                    let _ = tx.send(s.wait());
+                })
+            };
+            let got = rx.recv_timeout(std::time::Duration::from_secs(120)).expect("the waiting thread is woken");
+            assert_eq!(got, want);
+            slept += usize::from(shared.sleeping.load(Ordering::SeqCst));
+            worker.join().expect("no panic");
+            waiter.join().expect("no panic");
+        }
+        assert!(slept > 0, "no wait was long enough to sleep");
     }
 
     #[test]
