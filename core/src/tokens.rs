@@ -209,11 +209,11 @@ impl<'t> Pieces<'t> for Counter<'_, '_> {
         self.n += match bpe.encoding {
             // x86_64: pieces from class bit masks (`tokens_window.rs`).
             #[cfg(all(target_arch = "x86_64", not(any(polywire_portable, feature = "portable"))))]
-            Encoding::O200kBase => window::count_o200k_ascii_run(bpe, run, memo),
+            Encoding::O200kBase => window::count_ascii_run::<false>(bpe, run, memo),
             #[cfg(not(all(target_arch = "x86_64", not(any(polywire_portable, feature = "portable")))))]
             Encoding::O200kBase => count_ascii_run(bpe, run, memo, o200k_ascii_piece),
             #[cfg(all(target_arch = "x86_64", not(any(polywire_portable, feature = "portable"))))]
-            Encoding::Cl100kBase => window::count_cl100k_ascii_run(bpe, run, memo),
+            Encoding::Cl100kBase => window::count_ascii_run::<true>(bpe, run, memo),
             #[cfg(not(all(target_arch = "x86_64", not(any(polywire_portable, feature = "portable")))))]
             Encoding::Cl100kBase => count_ascii_run(bpe, run, memo, cl100k_ascii_piece),
         };
@@ -1231,7 +1231,16 @@ impl CountSession {
     /// Whether [`CountSession::add_part`] is worth calling: the helper
     /// thread is this session's to hand parts to.
     pub fn takes_parts(&self) -> bool {
-        self.turn.is_some() && matches!(self.tokenizer, Tokenizer::Bpe(_))
+        self.turn.is_some() && self.bpe().is_some()
+    }
+
+    /// The encoding its texts are cut into chunks for (none for a Hugging
+    /// Face tokenizer, which counts each text whole).
+    fn bpe(&self) -> Option<&'static Bpe> {
+        match self.tokenizer {
+            Tokenizer::Bpe(b) => Some(b),
+            Tokenizer::Hf(_) => None,
+        }
     }
 
     /// Count `part`, the next piece of the text to be added as `slot`, now
@@ -1241,11 +1250,7 @@ impl CountSession {
     /// counting the whole gives. Add the whole text with
     /// [`CountSession::add_counted`] and the length the parts cover.
     pub fn add_part(&mut self, slot: usize, part: String) {
-        let bpe = match self.tokenizer {
-            Tokenizer::Bpe(b) => Some(b),
-            Tokenizer::Hf(_) => None,
-        };
-        let part = std::sync::Arc::new(ChunkedText::new(bpe, part));
+        let part = std::sync::Arc::new(ChunkedText::new(self.bpe(), part));
         if self.turn.is_some() && !send_to_helper(vec![part.clone()]) {
             self.turn = None;
         }
@@ -1284,10 +1289,7 @@ impl CountSession {
     /// [`CountSession::add_as`] for a text whose first `counted` bytes were
     /// added as parts ([`CountSession::add_part`]): the rest is counted.
     pub fn add_counted(&mut self, slot: usize, text: String, counted: usize) {
-        let bpe = match self.tokenizer {
-            Tokenizer::Bpe(b) => Some(b),
-            Tokenizer::Hf(_) => None,
-        };
+        let bpe = self.bpe();
         // Parts only come with a `Bpe` tokenizer; a Hugging Face one counts
         // the whole text.
         let counted = if bpe.is_some() && text.is_char_boundary(counted.min(text.len())) { counted } else { 0 };

@@ -281,17 +281,11 @@ impl Sink for Count<'_> {
     }
 }
 
-/// The count of an o200k ASCII run (see `Counter`), with the memo.
-pub(super) fn count_o200k_ascii_run(bpe: &Bpe, run: &[u8], memo: &mut Memo) -> usize {
+/// The count of an ASCII run (see `Counter`) in o200k, or in cl100k
+/// (`CL100K`), with the memo.
+pub(super) fn count_ascii_run<const CL100K: bool>(bpe: &Bpe, run: &[u8], memo: &mut Memo) -> usize {
     let mut count = Count { bpe, run, memo, n: 0 };
-    walk::<false>(run, &mut count);
-    count.n
-}
-
-/// The count of a cl100k ASCII run (see `Counter`), with the memo.
-pub(super) fn count_cl100k_ascii_run(bpe: &Bpe, run: &[u8], memo: &mut Memo) -> usize {
-    let mut count = Count { bpe, run, memo, n: 0 };
-    walk::<true>(run, &mut count);
+    walk::<CL100K>(run, &mut count);
     count.n
 }
 
@@ -383,11 +377,11 @@ mod tests {
         let cl100k = Bpe::get(crate::tokens::Encoding::Cl100kBase);
         for t in &texts {
             let mut memo = vec![crate::tokens::MemoSlot::default(); crate::tokens::MEMO_SLOTS];
-            let fast = count_o200k_ascii_run(bpe, t.as_bytes(), &mut memo);
+            let fast = count_ascii_run::<false>(bpe, t.as_bytes(), &mut memo);
             let slow = bpe.split(t).iter().map(|p| bpe.count_piece(p.as_bytes(), None)).sum::<usize>();
             assert_eq!(fast, slow, "{t}");
             let mut memo = vec![crate::tokens::MemoSlot::default(); crate::tokens::MEMO_SLOTS];
-            let fast = count_cl100k_ascii_run(cl100k, t.as_bytes(), &mut memo);
+            let fast = count_ascii_run::<true>(cl100k, t.as_bytes(), &mut memo);
             let slow = cl100k.split(t).iter().map(|p| cl100k.count_piece(p.as_bytes(), None)).sum::<usize>();
             assert_eq!(fast, slow, "cl100k {t}");
         }
