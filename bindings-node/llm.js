@@ -155,8 +155,23 @@ function safeEncode(value, options) {
   try {
     return toon.encode(value)
   } catch (e) {
-    if (fallback && (e instanceof toon.ToonEncodeError || e instanceof TypeError || e instanceof RangeError)) return JSON.stringify(value)
-    throw e
+    if (!fallback || !(e instanceof toon.ToonEncodeError || e instanceof TypeError || e instanceof RangeError)) throw e
+    // When JSON cannot either (a cycle, nesting too deep for V8, a BigInt,
+    // a getter that throws), TOON's error goes out: it has a code, where
+    // JSON.stringify's errors have none.
+    let text
+    try {
+      text = JSON.stringify(value)
+    } catch (jsonError) {
+      if (e.cause === undefined) {
+        try {
+          e.cause = jsonError
+        } catch {}
+      }
+      throw e
+    }
+    if (typeof text !== 'string') throw e
+    return text
   }
 }
 
