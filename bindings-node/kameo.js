@@ -687,7 +687,19 @@ class Node {
   }
 }
 
+// Serving: nothing a handler throws, returns or rejects with (a value
+// String() cannot convert, an Error whose getters throw, a revoked Proxy, a
+// thenable whose `then` throws) may reach the node's loop or become an
+// unhandled rejection: every failure is the caller's error reply.
 function serveOne(handlers, req) {
+  try {
+    serveRequest(handlers, req)
+  } catch (err) {
+    failSafely(req, err)
+  }
+}
+
+function serveRequest(handlers, req) {
   const entry = handlers.get(req.name)
   if (!entry) return req.fail('ActorNotRunning')
   const { handler, raw } = entry
@@ -697,7 +709,7 @@ function serveOne(handlers, req) {
     try {
       value = unpack(req.payload)
     } catch (err) {
-      return req.fail('DeserializeMessage', null, String(err.message))
+      return req.fail('DeserializeMessage', null, thrownText(err))
     }
   }
   let fn
@@ -709,12 +721,29 @@ function serveOne(handlers, req) {
   try {
     result = fn(req.messageRemoteId, value)
   } catch (err) {
-    return failWith(req, err)
+    return failSafely(req, err)
   }
-  if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
-    Promise.resolve(result).then((v) => answer(req, v, raw), (err) => failWith(req, err))
+  let then
+  try {
+    then = result !== null && (typeof result === 'object' || typeof result === 'function') ? result.then : undefined
+  } catch (err) {
+    return failSafely(req, err)
+  }
+  if (typeof then === 'function') {
+    new Promise((resolve, reject) => then.call(result, resolve, reject)).then(
+      (v) => answerSafely(req, v, raw),
+      (err) => failSafely(req, err),
+    )
   } else {
+    answerSafely(req, result, raw)
+  }
+}
+
+function answerSafely(req, result, raw) {
+  try {
     answer(req, result, raw)
+  } catch (err) {
+    failSafely(req, err)
   }
 }
 
@@ -724,16 +753,36 @@ function answer(req, result, raw) {
     try {
       return req.respond(Buffer.from(toBytes(result, 'reply')))
     } catch (err) {
-      return req.fail('SerializeReply', null, String(err.message))
+      return req.fail('SerializeReply', null, thrownText(err))
     }
   }
   let payload
   try {
     payload = pack(result === undefined ? null : result)
   } catch (err) {
-    return req.fail('SerializeReply', null, String(err.message))
+    return req.fail('SerializeReply', null, thrownText(err))
   }
   req.respond(payload)
+}
+
+/** The text of a thrown value: an Error's message (or name), else
+ * String(value), else a fixed text; never throws. */
+function thrownText(err) {
+  try {
+    if (err instanceof Error) {
+      const message = err.message
+      if (typeof message === 'string' && message) return message
+      const name = err.name
+      if (typeof name === 'string' && name) return name
+    }
+  } catch {}
+  try {
+    return String(err)
+  } catch {}
+  try {
+    return Object.prototype.toString.call(err)
+  } catch {}
+  return 'the handler threw a value that cannot be converted to a string'
 }
 
 function failWith(req, err) {
@@ -742,13 +791,24 @@ function failWith(req, err) {
     try {
       payload = err.payload ?? pack(err.value === undefined ? null : err.value)
     } catch (pe) {
-      return req.fail('SerializeHandlerError', null, String(pe.message))
+      return req.fail('SerializeHandlerError', null, thrownText(pe))
     }
     return req.fail('HandlerError', payload)
   }
-  if (err instanceof KameoRemoteError && err.variant) return req.fail(err.variant, null, String(err.message))
-  const text = err instanceof Error ? err.message || err.name : String(err)
-  req.fail('HandlerError', pack(text))
+  if (err instanceof KameoRemoteError && err.variant) return req.fail(err.variant, null, thrownText(err))
+  req.fail('HandlerError', pack(thrownText(err)))
+}
+
+/** The error reply for `err`; if building it throws in turn (a subclass
+ * whose getters throw, a Proxy), a plain HandlerError with a text. */
+function failSafely(req, err) {
+  try {
+    failWith(req, err)
+  } catch {
+    try {
+      req.fail('HandlerError', pack('the handler failed, and its error could not be turned into a reply'))
+    } catch {}
+  }
 }
 
 module.exports = {

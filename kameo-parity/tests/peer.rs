@@ -424,3 +424,49 @@ async fn quic_to_a_kameo_node() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// Ten thousand asks made at once to one kameo node: the peer keeps at most
+/// 64 in flight (libp2p serves 100 streams a connection and fails the rest)
+/// and the others wait their turn, so every one is answered. kameo itself
+/// answers about half of them (the `flood` command of kameo-node shows it;
+/// bench/kameo_bench.py prints both).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_asks_at_once_are_all_answered() {
+    let node = KameoNode::start();
+    let peer = peer_of(&node);
+    let counter = bounded(peer.lookup("counter")).await.expect("lookup").expect("registered");
+    let asks: Vec<_> = (0..10_000).map(|_| peer.ask(&counter, "get", pack(json!(null)), SendOptions::default())).collect();
+    let results = bounded(futures::future::join_all(asks)).await;
+    let failed: Vec<_> = results.iter().filter_map(|r| r.as_ref().err()).take(3).collect();
+    assert!(failed.is_empty(), "{} of 10000 failed, e.g. {failed:?}", results.iter().filter(|r| r.is_err()).count());
+    // And the node serves on.
+    let n = bounded(peer.ask(&counter, "get", pack(json!(null)), SendOptions::default())).await.expect("get");
+    assert_eq!(unpack(&n), json!(0));
+    peer.close();
+}
+
+/// Asks that wait for a stream keep their timeout: with a node whose actor
+/// takes its time, asks beyond those in flight fail by `request_timeout`
+/// (NetworkTimeout), measured from when they were made, not when sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn asks_waiting_for_a_stream_keep_their_timeout() {
+    let node = KameoNode::start();
+    let config = PeerConfig { bootstrap: vec![node.addr.clone()], request_timeout: Duration::from_millis(1500), ..PeerConfig::default() };
+    let peer = Peer::start(config).expect("the peer starts").0;
+    let counter = bounded(peer.lookup("counter")).await.expect("lookup").expect("registered");
+    // The counter handles one message at a time: 200 asks of 100 ms each
+    // take 20 s in all, so most cannot be answered within 1.5 s.
+    let started = Instant::now();
+    let asks: Vec<_> = (0..200).map(|_| peer.ask(&counter, "sleep", pack(json!({"ms": 100})), SendOptions::default())).collect();
+    let results = bounded(futures::future::join_all(asks)).await;
+    let elapsed = started.elapsed();
+    let ok = results.iter().filter(|r| r.is_ok()).count();
+    let timed_out = results.iter().filter(|r| matches!(r, Err(PeerError::Send(RemoteSendError::NetworkTimeout)))).count();
+    assert!(ok >= 5 && ok < 30, "{ok} answered");
+    let others: Vec<_> = results.iter().filter(|r| !matches!(r, Ok(_) | Err(PeerError::Send(RemoteSendError::NetworkTimeout)))).collect();
+    assert_eq!(ok + timed_out, 200, "{others:?}");
+    // Every one within its 1.5 s (and the tick that notices), not 1.5 s
+    // after it was sent.
+    assert!(elapsed < Duration::from_millis(2500), "{elapsed:?}");
+    peer.close();
+}

@@ -625,8 +625,25 @@ class Node:
         return self
 
     def _drain(self) -> None:
+        # Each answer and request of the batch is handled whatever another
+        # one raised: a failure of one must not drop the others (they are
+        # out of the native queue already). The first failure is reported
+        # after the batch, to the loop's exception handler (or raised, for
+        # KeyboardInterrupt and SystemExit).
+        failure = None
         for token, kind, value in self._native.drain():
-            self._complete(token, kind, value)
+            try:
+                self._complete(token, kind, value)
+            except BaseException as e:  # noqa: BLE001
+                if failure is None:
+                    failure = e
+        if failure is None:
+            return
+        if not isinstance(failure, Exception):
+            raise failure
+        self._loop.call_exception_handler(
+            {"message": "polywire.kameo: an error while handling a request or an answer", "exception": failure}
+        )
 
     # -- state
 
@@ -805,6 +822,12 @@ class Node:
     # -- serving
 
     def _serve(self, req) -> None:
+        try:
+            self._serve_request(req)
+        except Exception as e:  # noqa: BLE001 - whatever failed, the caller gets an error reply
+            _fail_safely(req, e)
+
+    def _serve_request(self, req) -> None:
         entry = self._handlers.get(req.name)
         if entry is None:
             req.fail("ActorNotRunning")
@@ -828,7 +851,7 @@ class Node:
         try:
             result = fn(req.message_remote_id, value)
         except BaseException as e:  # noqa: BLE001 - every failure is the caller's answer
-            _fail(req, e)
+            _fail_safely(req, e)
             if not isinstance(e, Exception):
                 raise
             return
@@ -847,11 +870,14 @@ async def _finish(req, awaitable, raw) -> None:
     try:
         result = await awaitable
     except BaseException as e:  # noqa: BLE001
-        _fail(req, e)
+        _fail_safely(req, e)
         if not isinstance(e, Exception):
             raise
         return
-    _answer(req, result, raw)
+    try:
+        _answer(req, result, raw)
+    except Exception as e:  # noqa: BLE001
+        _fail_safely(req, e)
 
 
 def _answer(req, result, raw) -> None:
@@ -865,21 +891,52 @@ def _answer(req, result, raw) -> None:
         return
     try:
         payload = pack(result)
-    except (KameoError, TypeError) as e:
-        req.fail("SerializeReply", None, str(e))
+    except Exception as e:  # noqa: BLE001 - a value pack refuses, or one whose own code raised
+        req.fail("SerializeReply", None, _text_of(e))
         return
     req.respond(payload)
+
+
+def _text_of(e: BaseException) -> str:
+    """``str(e)``, or its class's name when that is empty, or a fixed text when
+    neither can be had (an exception whose ``__str__`` raises): never raises."""
+    try:
+        text = str(e)
+        if isinstance(text, str) and text:
+            return text
+    except Exception:  # noqa: BLE001
+        pass
+    try:
+        name = type(e).__name__
+        if isinstance(name, str) and name:
+            return name
+    except Exception:  # noqa: BLE001
+        pass
+    return "the handler raised an exception that cannot be shown as text"
 
 
 def _fail(req, e: BaseException) -> None:
     if isinstance(e, HandlerError):
         try:
             payload = e.payload if e.payload is not None else pack(e.value)
-        except (KameoError, TypeError) as pe:
-            req.fail("SerializeHandlerError", None, str(pe))
+        except Exception as pe:  # noqa: BLE001
+            req.fail("SerializeHandlerError", None, _text_of(pe))
             return
         req.fail("HandlerError", payload)
     elif isinstance(e, KameoRemoteError) and e.variant is not None:
-        req.fail(e.variant, None, str(e))
+        req.fail(e.variant, None, _text_of(e))
     else:
-        req.fail("HandlerError", pack(str(e) or type(e).__name__))
+        req.fail("HandlerError", pack(_text_of(e)))
+
+
+def _fail_safely(req, e: BaseException) -> None:
+    """Answer ``req`` with the error reply for ``e``; if building that reply
+    raises in turn (a ``HandlerError`` whose attributes raise), a plain
+    ``HandlerError`` with a text; never raises."""
+    try:
+        _fail(req, e)
+    except Exception:  # noqa: BLE001
+        try:
+            req.fail("HandlerError", pack("the handler failed, and its error could not be turned into a reply"))
+        except Exception:  # noqa: BLE001
+            pass

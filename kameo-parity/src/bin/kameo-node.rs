@@ -231,6 +231,32 @@ async fn bench(name: &str, asks: usize, in_flight: usize) -> String {
     format!("BENCH {} {} {:.0}", at(0.5), at(0.99), asks as f64 / total)
 }
 
+/// `asks` asks of `name`'s counter, all at once: how many were answered and
+/// how many failed with each error (what kameo itself does with thousands
+/// in flight, for the peers to be measured against).
+async fn flood(name: &str, asks: usize) -> String {
+    let target = match RemoteActorRef::<Counter>::lookup(name).await {
+        Ok(Some(r)) => r,
+        Ok(None) => return "NOTFOUND".into(),
+        Err(e) => return format!("ERROR Lookup {}", json!(e.to_string())),
+    };
+    let started = std::time::Instant::now();
+    let results: Vec<Result<i64, String>> = futures::stream::iter(0..asks)
+        .map(|_| {
+            let target = target.clone();
+            async move { target.ask(&Get).send().await.map_err(|e| format!("{e:?}").split(['(', ' ', '{']).next().unwrap_or("").to_owned()) }
+        })
+        .buffer_unordered(asks.max(1))
+        .collect()
+        .await;
+    let ok = results.iter().filter(|r| r.is_ok()).count();
+    let mut errors: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+    for e in results.into_iter().filter_map(Result::err) {
+        *errors.entry(e).or_default() += 1;
+    }
+    format!("FLOOD {ok} {} {:.2} {}", asks - ok, started.elapsed().as_secs_f64(), json!(errors))
+}
+
 async fn tell(name: &str, message: &str, arg: Value) -> String {
     let target = match RemoteActorRef::<Peerside>::lookup(name).await {
         Ok(Some(r)) => r,
@@ -374,6 +400,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let asks = parts.next().and_then(|n| n.parse().ok()).unwrap_or(1000);
                 let in_flight = parts.next().and_then(|n| n.trim().parse().ok()).unwrap_or(1);
                 bench(&name, asks, in_flight).await
+            }
+            "flood" => {
+                let name = parts.next().unwrap_or("").to_owned();
+                let asks = parts.next().and_then(|n| n.trim().parse().ok()).unwrap_or(10_000);
+                flood(&name, asks).await
             }
             "stop" => match doomed.take() {
                 Some(actor) => {
