@@ -25,6 +25,12 @@ mod toon_roundtrip;
 #[cfg(feature = "tokens")]
 #[path = "../../fuzz/bodies/tokens_count.rs"]
 mod tokens_count;
+#[cfg(feature = "tokens")]
+#[path = "../../fuzz/bodies/tokens_long.rs"]
+mod tokens_long;
+#[cfg(feature = "tokens")]
+#[path = "../../fuzz/bodies/tokenizer_json.rs"]
+mod tokenizer_json;
 
 fn replay(target: &str, body: fn(&[u8])) {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus-seed").join(target);
@@ -69,6 +75,18 @@ replay_each!(
 #[test]
 fn tokens_count() {
     replay("tokens_count", tokens_count::tokens_count);
+}
+
+#[cfg(feature = "tokens")]
+#[test]
+fn tokens_long() {
+    replay("tokens_long", tokens_long::tokens_long);
+}
+
+#[cfg(feature = "tokens")]
+#[test]
+fn tokenizer_json() {
+    replay("tokenizer_json", tokenizer_json::tokenizer_json);
 }
 
 /// The round-trip property on stable, over inputs a seeded generator makes
