@@ -83,11 +83,11 @@ impl Envelope {
     /// Upstream's `validate`, in its order: a non-nil id, a UUID v4 id, a
     /// payload that is a JSON object. `ref` is not checked (any UUID).
     pub fn validate(&self) -> Result<()> {
-        let id = uuid::Uuid::try_parse(&self.id).map_err(|e| invalid(format!("UUID parsing failed: {e}")))?;
-        if id.is_nil() {
+        let id = parse_uuid(&self.id).map_err(invalid)?;
+        if id == [0; 16] {
             return Err(invalid("message id must be non-nil"));
         }
-        if id.get_version_num() != 4 {
+        if id[6] >> 4 != 4 {
             return Err(invalid("message id must be UUID v4"));
         }
         if !self.payload.trim_start().starts_with('{') {
@@ -165,22 +165,126 @@ impl<'de> Deserialize<'de> for WireKind {
     }
 }
 
-/// The wire shape, as upstream's `Envelope` derives it.
-#[derive(serde::Deserialize)]
-#[serde(rename = "Envelope")]
-struct Wire<'a> {
-    id: uuid::Uuid,
-    kind: WireKind,
-    #[serde(rename = "ref", default)]
-    ref_id: Option<uuid::Uuid>,
-    #[serde(borrow)]
-    payload: &'a RawValue,
-    #[serde(default)]
-    #[allow(dead_code)]
-    from: Option<String>,
-    #[serde(default)]
-    #[allow(dead_code)]
-    to: Option<String>,
+/// A UUID as upstream reads one (`uuid` 1.21's `Uuid::from_str`, whose
+/// rules and messages later versions changed): 32 hex digits, or the 36-char
+/// hyphenated form alone, in braces, or after a lowercase `urn:uuid:`.
+struct WireUuid([u8; 16]);
+
+impl<'de> Deserialize<'de> for WireUuid {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> de::Visitor<'de> for V {
+            type Value = WireUuid;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a formatted UUID string")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> std::result::Result<WireUuid, E> {
+                parse_uuid(s).map(WireUuid).map_err(E::custom)
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+fn hex_digits(s: &[u8], out: &mut [u8]) -> Option<()> {
+    let nibble = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = (nibble(s[2 * i])? << 4) | nibble(s[2 * i + 1])?;
+    }
+    Some(())
+}
+
+fn parse_hyphenated(s: &[u8]) -> Option<[u8; 16]> {
+    if s.len() != 36 || [8, 13, 18, 23].iter().any(|&i| s[i] != b'-') {
+        return None;
+    }
+    let mut bytes = [0u8; 16];
+    let mut out = 0;
+    for (start, len) in [(0, 4), (9, 2), (14, 2), (19, 2), (24, 6)] {
+        hex_digits(&s[start..start + 2 * len], &mut bytes[out..out + len])?;
+        out += len;
+    }
+    Some(bytes)
+}
+
+fn parse_uuid_bytes(b: &[u8]) -> Option<[u8; 16]> {
+    match b.len() {
+        32 => {
+            let mut bytes = [0u8; 16];
+            hex_digits(b, &mut bytes).map(|()| bytes)
+        }
+        36 => parse_hyphenated(b),
+        38 if b[0] == b'{' && b[37] == b'}' => parse_hyphenated(&b[1..37]),
+        45 if b.starts_with(b"urn:uuid:") => parse_hyphenated(&b[9..]),
+        _ => None,
+    }
+}
+
+/// Why `s` is not a UUID, in `uuid` 1.21's words.
+fn uuid_error(s: &str) -> String {
+    let (inner, offset, simple) = if s.len() >= 2 && s.starts_with('{') && s.ends_with('}') {
+        (&s[1..s.len() - 1], 1, false)
+    } else if let Some(rest) = s.strip_prefix("urn:uuid:") {
+        (rest, 9, false)
+    } else {
+        (s, 0, true)
+    };
+    let mut hyphens = Vec::new();
+    for (i, c) in inner.char_indices() {
+        if c == '-' {
+            hyphens.push(i);
+        } else if !c.is_ascii_hexdigit() {
+            return format!(
+                "invalid character: expected an optional prefix of `urn:uuid:` followed by [0-9a-fA-F-], found `{c}` at {}",
+                i + offset + 1
+            );
+        }
+    }
+    if hyphens.is_empty() && simple {
+        return format!("invalid length: expected length 32 for simple format, found {}", s.len());
+    }
+    if hyphens.len() != 4 {
+        return format!("invalid group count: expected 5, found {}", hyphens.len() + 1);
+    }
+    const STARTS: [usize; 5] = [0, 9, 14, 19, 24];
+    const LENGTHS: [usize; 5] = [8, 4, 4, 4, 12];
+    for g in 0..4 {
+        if hyphens[g] != STARTS[g + 1] - 1 {
+            return format!("invalid group length in group {g}: expected {}, found {}", LENGTHS[g], hyphens[g].wrapping_sub(STARTS[g]));
+        }
+    }
+    format!("invalid group length in group 4: expected 12, found {}", s.len().saturating_sub(STARTS[4]))
+}
+
+fn parse_uuid(s: &str) -> std::result::Result<[u8; 16], String> {
+    parse_uuid_bytes(s.as_bytes()).ok_or_else(|| format!("UUID parsing failed: {}", uuid_error(s)))
+}
+
+fn uuid_text(bytes: &[u8; 16]) -> String {
+    crate::tether::Uuid(*bytes).to_string()
+}
+
+mod wire {
+    use super::{WireKind, WireUuid};
+    use serde_json::value::RawValue;
+
+    /// The wire shape, as upstream's `Envelope` derives it (its name is in
+    /// serde's messages: "expected struct Envelope").
+    #[derive(serde::Deserialize)]
+    pub(super) struct Envelope<'a> {
+        pub id: WireUuid,
+        pub kind: WireKind,
+        #[serde(rename = "ref", default)]
+        pub ref_id: Option<WireUuid>,
+        #[serde(borrow)]
+        pub payload: &'a RawValue,
+        #[serde(default)]
+        #[allow(dead_code)]
+        pub from: Option<String>,
+        #[serde(default)]
+        #[allow(dead_code)]
+        pub to: Option<String>,
+    }
 }
 
 /// A serde_json error: its message without the position, and the byte offset.
@@ -213,11 +317,11 @@ fn check_size(n: usize) -> Result<()> {
 /// bidirectional stream before it validates.
 pub fn parse(data: &[u8]) -> Result<Envelope> {
     check_size(data.len())?;
-    let wire: Wire<'_> = serde_json::from_slice(data).map_err(|e| serde_error(e, data))?;
+    let wire: wire::Envelope<'_> = serde_json::from_slice(data).map_err(|e| serde_error(e, data))?;
     Ok(Envelope {
-        id: wire.id.hyphenated().to_string(),
+        id: uuid_text(&wire.id.0),
         kind: wire.kind.0,
-        ref_id: wire.ref_id.map(|r| r.hyphenated().to_string()),
+        ref_id: wire.ref_id.map(|r| uuid_text(&r.0)),
         payload: wire.payload.get().to_owned(),
     })
 }
@@ -241,21 +345,21 @@ fn write_str(out: &mut Vec<u8>, s: &str) {
 /// with hyphens; more than [`MAX_MESSAGE_SIZE`] bytes is an error.
 pub fn encode(env: &Envelope) -> Result<Vec<u8>> {
     env.validate()?;
-    let id = uuid::Uuid::try_parse(&env.id).map_err(|e| invalid(format!("UUID parsing failed: {e}")))?;
+    let id = parse_uuid(&env.id).map_err(invalid)?;
     let ref_id = match &env.ref_id {
-        Some(r) => Some(uuid::Uuid::try_parse(r).map_err(|e| invalid(format!("ref: UUID parsing failed: {e}")))?),
+        Some(r) => Some(parse_uuid(r).map_err(|e| invalid(format!("ref: {e}")))?),
         None => None,
     };
     let payload: &RawValue =
         serde_json::from_str(&env.payload).map_err(|e| serde_error(e, env.payload.as_bytes()).shifted(0))?;
     let mut out = Vec::with_capacity(env.payload.len() + env.kind.len() + 100);
     out.extend_from_slice(b"{\"id\":\"");
-    out.extend_from_slice(id.hyphenated().to_string().as_bytes());
+    out.extend_from_slice(uuid_text(&id).as_bytes());
     out.extend_from_slice(b"\",\"kind\":");
     write_str(&mut out, &env.kind);
     if let Some(r) = ref_id {
         out.extend_from_slice(b",\"ref\":\"");
-        out.extend_from_slice(r.hyphenated().to_string().as_bytes());
+        out.extend_from_slice(uuid_text(&r).as_bytes());
         out.push(b'"');
     }
     out.extend_from_slice(b",\"payload\":");
@@ -288,6 +392,7 @@ mod tests {
         assert_eq!((e.id.as_str(), e.kind.as_str(), e.payload.as_str()), (ID, "future_kind_v99", r#"{"a":1}"#));
         let urn = decode(br#"{"id":"urn:uuid:6fc0ec4f-e59f-4bea-9d57-0d9fdd1108f1","kind":"request","payload":{}}"#).unwrap();
         assert_eq!(urn.id, ID);
+        assert!(decode(br#"{"id":"URN:uuid:6fc0ec4f-e59f-4bea-9d57-0d9fdd1108f1","kind":"request","payload":{}}"#).is_err());
         let simple = decode(br#"{"id":"6FC0EC4FE59F4BEA9D570D9FDD1108F1","kind":"request","payload":{}}"#).unwrap();
         assert_eq!(simple.id, ID);
         // serde's other forms: a one-key object kind, the fields as an array.
@@ -335,7 +440,7 @@ mod tests {
         let mut p = Map::new();
         p.insert("question".into(), Value::String("hello".into()));
         let req = request(&p);
-        assert_eq!(uuid::Uuid::try_parse(&req.id).unwrap().get_version_num(), 4);
+        assert_eq!(parse_uuid(&req.id).unwrap()[6] >> 4, 4);
         let bytes = encode(&req).unwrap();
         assert_eq!(String::from_utf8(bytes.clone()).unwrap(), format!(r#"{{"id":"{}","kind":"request","payload":{{"question":"hello"}}}}"#, req.id));
         assert_eq!(decode(&bytes).unwrap(), req);
