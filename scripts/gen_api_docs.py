@@ -104,7 +104,7 @@ FORMATS: List[Tuple[str, str, str, str]] = [
 ]
 
 # Python submodules documented on their format's page (their stub: <path>.pyi).
-SUBMODULES: Dict[str, List[str]] = {"toon": ["toon.pydantic"]}
+SUBMODULES: Dict[str, List[str]] = {"toon": ["toon.pydantic"], "axon": ["axon.axon1"]}
 
 WIDTH = 88  # longest one-line Python signature before it is wrapped one parameter per line
 

@@ -103,8 +103,15 @@ fn sized_message(protocol: Protocol, me: &str, to: &str, size: usize) -> Vec<u8>
 
 async fn command(peer: &Peer, seen: &Arc<Mutex<Seen>>, line: &str) -> Option<String> {
     let protocol = peer.protocol();
-    let mut words = line.splitn(5, ' ');
-    let cmd = words.next().unwrap_or_default();
+    let (cmd, rest) = line.split_once(' ').unwrap_or((line, ""));
+    // The last argument of a command is the rest of the line (a JSON payload
+    // may hold spaces).
+    let count = match cmd {
+        "send" => 3,
+        "request" => 4,
+        _ => 8,
+    };
+    let mut words = rest.splitn(count, ' ');
     let mut arg = || words.next().unwrap_or_default().to_owned();
     Some(match cmd {
         "quit" => return None,

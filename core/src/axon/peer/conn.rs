@@ -116,8 +116,8 @@ impl Node {
         let addr = addr.ok_or_else(|| PeerError::Unreachable(format!("no address is known for {id}")))?;
         let sock = self.resolve(&addr).await?;
         let config = self.tls.client_config(Some(sock)).map_err(PeerError::Unreachable)?;
-        let connecting = self
-            .endpoint
+        let endpoint = self.endpoint().ok_or(PeerError::Closed)?;
+        let connecting = endpoint
             .connect_with(config, sock, id)
             .map_err(|e| PeerError::Unreachable(format!("cannot dial {id} at {addr}: {e}")))?;
         let conn = match tokio::time::timeout(self.connect_timeout, connecting).await {

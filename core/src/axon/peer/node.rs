@@ -111,15 +111,20 @@ pub(super) struct Node {
     pub identity: Identity,
     pub protocol: Protocol,
     pub listen_addr: SocketAddr,
-    pub endpoint: quinn::Endpoint,
+    /// Taken at shutdown: its socket, and the runtime's I/O driver it is
+    /// registered with, go then, not when the last handle to the peer does.
+    endpoint: Mutex<Option<quinn::Endpoint>>,
     pub tls: TlsContext,
     pub peers: Mutex<HashMap<String, Entry>>,
     /// Signalled when a connection is registered or lost, or a dial ends.
     pub changed: Notify,
     pub serving: AtomicBool,
     pub wrong_ref: AtomicBool,
-    pub requests: mpsc::Sender<InboundRequest>,
-    pub events: mpsc::Sender<Event>,
+    /// Dropped at shutdown, with `events`: a channel outlives the runtime
+    /// while a sender lives, and the waker a task of the runtime left in it
+    /// keeps the runtime's I/O driver (its descriptors) alive.
+    requests: Mutex<Option<mpsc::Sender<InboundRequest>>>,
+    events: Arc<Mutex<Option<mpsc::Sender<Event>>>>,
     closed: watch::Sender<bool>,
     pub replay: Mutex<ReplayCache>,
     pub started: Instant,
@@ -167,10 +172,13 @@ pub(super) fn start(config: PeerConfig) -> Result<Started, PeerError> {
     let listen_addr = socket.local_addr().map_err(|e| PeerError::StartFailed(e.to_string()))?;
     let (events_tx, events_rx) = mpsc::channel(EVENT_QUEUE);
     let (requests_tx, requests_rx) = mpsc::channel(REQUEST_QUEUE);
-    let pair_events = events_tx.clone();
+    let events_slot = Arc::new(Mutex::new(Some(events_tx)));
+    let pair_events = events_slot.clone();
     let pairs = Arc::new(PairSink::new(move |r| {
         // A full queue drops it: it is raised again after the window.
-        let _ = pair_events.try_send(Event::PairRequest(r));
+        if let Some(tx) = pair_events.lock().ok().and_then(|t| t.clone()) {
+            let _ = tx.try_send(Event::PairRequest(r));
+        }
     }));
     let tls = TlsContext {
         provider: tls::provider(),
@@ -208,14 +216,14 @@ pub(super) fn start(config: PeerConfig) -> Result<Started, PeerError> {
                     identity,
                     protocol: config.protocol,
                     listen_addr,
-                    endpoint,
+                    endpoint: Mutex::new(Some(endpoint)),
                     tls,
                     peers: Mutex::new(entries),
                     changed: Notify::new(),
                     serving: AtomicBool::new(false),
                     wrong_ref: AtomicBool::new(false),
-                    requests: requests_tx,
-                    events: events_tx,
+                    requests: Mutex::new(Some(requests_tx)),
+                    events: events_slot,
                     closed,
                     replay: Mutex::new(ReplayCache::default()),
                     started: Instant::now(),
@@ -232,11 +240,17 @@ pub(super) fn start(config: PeerConfig) -> Result<Started, PeerError> {
                 tokio::spawn(node.clone().reconnect_loop());
                 let _ = closed.wait_for(|c| *c).await;
                 let busy = node.connections.load(Ordering::Relaxed) > 0;
-                node.endpoint.close(0u32.into(), b"shutdown");
+                if let Some(endpoint) = node.endpoint() {
+                    endpoint.close(0u32.into(), b"shutdown");
+                }
                 if busy {
                     // Long enough for the close frames to go out.
                     tokio::time::sleep(Duration::from_millis(10)).await;
                 }
+                node.lock().clear();
+                drop(node.endpoint.lock().ok().and_then(|mut e| e.take()));
+                drop(node.requests.lock().ok().and_then(|mut r| r.take()));
+                drop(node.events.lock().ok().and_then(|mut e| e.take()));
             });
         })
         .map_err(|e| PeerError::StartFailed(format!("thread: {e}")))?;
@@ -266,6 +280,16 @@ fn default_capabilities(agent_name: Option<&str>) -> Map<String, Value> {
 impl Node {
     pub fn lock(&self) -> MutexGuard<'_, HashMap<String, Entry>> {
         self.peers.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Where requests for the program go, until the peer shuts down.
+    pub fn requests(&self) -> Option<mpsc::Sender<InboundRequest>> {
+        self.requests.lock().ok().and_then(|r| r.clone())
+    }
+
+    /// The endpoint, until the peer shuts down.
+    pub fn endpoint(&self) -> Option<quinn::Endpoint> {
+        self.endpoint.lock().ok().and_then(|e| e.clone())
     }
 
     pub fn is_closed(&self) -> bool {
@@ -375,7 +399,8 @@ impl Node {
     }
 
     async fn accept_loop(self: Arc<Self>) {
-        while let Some(incoming) = self.endpoint.accept().await {
+        let Some(endpoint) = self.endpoint() else { return };
+        while let Some(incoming) = endpoint.accept().await {
             if self.connections.load(Ordering::Relaxed) >= MAX_CONNECTIONS {
                 incoming.refuse();
                 continue;
@@ -527,6 +552,9 @@ impl Node {
 
     /// Deliver an event, waiting for room (backpressure on the stream).
     pub async fn emit(&self, event: Event) {
-        let _ = self.events.send(event).await;
+        let tx = self.events.lock().ok().and_then(|t| t.clone());
+        if let Some(tx) = tx {
+            let _ = tx.send(event).await;
+        }
     }
 }

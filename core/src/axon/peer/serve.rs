@@ -223,7 +223,7 @@ impl Node {
         let (tx, rx) = tokio::sync::oneshot::channel();
         let request =
             InboundRequest { from: from.to_owned(), id: id.to_owned(), kind: kind.to_owned(), payload, answer: Some(tx) };
-        self.requests.send(request).await.ok()?;
+        self.requests()?.send(request).await.ok()?;
         self.busy.fetch_add(1, Ordering::Relaxed);
         let answer = match tokio::time::timeout(self.handler_timeout, rx).await {
             Ok(Ok(a)) => a,
