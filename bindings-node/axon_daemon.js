@@ -457,10 +457,7 @@ class DaemonClient {
       if (st.eventsHead < st.events.length) {
         const e = st.events[st.eventsHead]
         st.events[st.eventsHead++] = undefined
-        if (st.eventsHead > 1024 && st.eventsHead * 2 > st.events.length) {
-          st.events = st.events.slice(st.eventsHead)
-          st.eventsHead = 0
-        }
+        compact(st)
         yield e
         continue
       }
@@ -468,6 +465,15 @@ class DaemonClient {
       if (st.failure !== null) throw st.failure()
       await new Promise((resolve) => st.waiters.push(resolve))
     }
+  }
+}
+
+// The event queue is an array read from `eventsHead`: drop the slots before it
+// once they are most of it.
+function compact(st) {
+  if (st.eventsHead > 1024 && st.eventsHead * 2 > st.events.length) {
+    st.events = st.events.slice(st.eventsHead)
+    st.eventsHead = 0
   }
 }
 
@@ -549,6 +555,7 @@ function dispatch(st, line) {
       st.events[st.eventsHead++] = undefined
     }
     st.events.push(msg)
+    compact(st)
     wake(st)
     return
   }

@@ -291,6 +291,25 @@ test('maxEvents keeps the newest', { timeout: 30000 }, async () => {
   }
 })
 
+test('10,000 events nobody reads: the newest maxEvents are kept', { timeout: 30000 }, () =>
+  withDaemon(async (fake, client, file) => {
+    const few = await DaemonClient.connect({ path: file, maxEvents: 5 })
+    await few.status()
+    await client.status()
+    for (let i = 0; i < 10000; i++) fake.inbound(`ed25519.${'1'.repeat(32)}`, 'message', { i })
+    await few.status()
+    await client.status()
+    assert.equal(few.droppedEvents, 9995)
+    assert.equal(client.droppedEvents, 10000 - 1024)
+    const got = []
+    for await (const e of few.events()) {
+      got.push(e.envelope.payload.i)
+      if (got.length === 5) break
+    }
+    assert.deepEqual(got, [9995, 9996, 9997, 9998, 9999])
+    await few.close()
+  }))
+
 test('v0.7.2: a parse error without req_id goes to the oldest command', { timeout: 30000 }, () =>
   withDaemon(async (fake, client) => {
     // A daemon without add_peer (before v0.6.0) that does not echo req_id (v0.7.2).

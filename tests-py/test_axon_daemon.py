@@ -333,6 +333,26 @@ def test_max_events_keeps_the_newest(sock_dir):
     run(main())
 
 
+def test_ten_thousand_events_nobody_reads_keep_the_newest(sock_dir):
+    async def body(fake, client):
+        async with await DaemonClient.connect(fake.path, max_events=5) as few:
+            await few.status()
+            await client.status()
+            for i in range(10000):
+                fake.inbound("ed25519." + "1" * 32, "message", {"i": i})
+            await few.status()
+            await client.status()
+            assert few.dropped_events == 9995 and client.dropped_events == 10000 - 1024
+            got = []
+            async for e in few.events():
+                got.append(e["envelope"]["payload"]["i"])
+                if len(got) == 5:
+                    break
+            assert got == [9995, 9996, 9997, 9998, 9999]
+
+    with_daemon(sock_dir, body)
+
+
 def test_v0_7_2_parse_errors_without_req_id_go_to_the_oldest_command(sock_dir):
     # A daemon that does not know a command (add_peer came in v0.6.0) answers
     # invalid_command; v0.7.2 does not echo the req_id of a line it cannot parse.
