@@ -210,7 +210,11 @@ export declare class DaemonTimeoutError extends AxonDaemonError {}
 export declare class DaemonInternalError extends AxonDaemonError {}
 /** `AXON_DAEMON_UNAVAILABLE`: the socket could not be connected to. */
 export declare class DaemonUnavailableError extends AxonDaemonError {}
-/** `AXON_DAEMON_DISCONNECTED`: the connection closed or failed; commands in flight and later ones fail with it. */
+/**
+ * `AXON_DAEMON_DISCONNECTED`: the connection closed or failed; commands in flight and later
+ * ones fail with it (the daemon drops clients of another user, beyond 64 clients, and a client
+ * that leaves 1,024 lines unread).
+ */
 export declare class DaemonDisconnectedError extends AxonDaemonError {}
 /** `AXON_DAEMON_CLOSED`: the client was closed. */
 export declare class DaemonClosedError extends AxonDaemonError {}

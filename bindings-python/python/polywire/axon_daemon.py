@@ -166,7 +166,8 @@ DaemonUnavailableError = _error_class(
 DaemonDisconnectedError = _error_class(
     "DaemonDisconnectedError", "AXON_DAEMON_DISCONNECTED",
     "The connection to the daemon closed or failed; every command in flight fails with it and "
-    "later ones too (the daemon drops clients of another user and beyond 64 clients).")
+    "later ones too (the daemon drops clients of another user, beyond 64 clients, and a client "
+    "that leaves 1,024 lines unread).")
 DaemonClosedError = _error_class(
     "DaemonClosedError", "AXON_DAEMON_CLOSED", "The client was closed (:meth:`DaemonClient.close`).")
 DaemonReplyTimeoutError = _error_class(
@@ -387,9 +388,8 @@ _NEW = object()
 class DaemonClient:
     """A connection to a local AXON daemon's Unix socket:
     ``client = await DaemonClient.connect()``; close it with ``await client.close()`` or
-    ``async with``.
-    Commands are coroutines of the event loop it was connected in; several may be in
-    flight at once."""
+    ``async with``. Commands are coroutines of the event loop it was connected in; several
+    may be in flight at once."""
 
     def __init__(self, *args, **kwargs):
         if not args or args[0] is not _NEW:

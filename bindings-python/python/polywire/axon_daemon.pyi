@@ -125,7 +125,7 @@ class DaemonUnavailableError(AxonDaemonError):
 class DaemonDisconnectedError(AxonDaemonError):
     """``AXON_DAEMON_DISCONNECTED``: the connection to the daemon closed or failed; every
     command in flight fails with it and later ones too (the daemon drops clients of another
-    user and beyond 64 clients)."""
+    user, beyond 64 clients, and a client that leaves 1,024 lines unread)."""
 class DaemonClosedError(AxonDaemonError):
     """``AXON_DAEMON_CLOSED``: the client was closed (:meth:`DaemonClient.close`)."""
 class DaemonReplyTimeoutError(AxonDaemonError):
@@ -139,9 +139,8 @@ class DaemonProtocolError(AxonDaemonError):
 class DaemonClient:
     """A connection to a local AXON daemon's Unix socket:
     ``client = await DaemonClient.connect()``; close it with ``await client.close()`` or
-    ``async with``.
-    Commands are coroutines of the event loop it was connected in; several may be in
-    flight at once."""
+    ``async with``. Commands are coroutines of the event loop it was connected in; several
+    may be in flight at once."""
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         """Not for use: connect with ``await DaemonClient.connect(...)`` (raises ``TypeError``)."""
