@@ -719,9 +719,7 @@ def test_token_vectors():
     assert _decode_token(f"axon://{KEY_URL}@user@host:1")["addr"] == "user@host:1"
 
 
-@pytest.mark.parametrize(
-    "token,message",
-    [
+TOKEN_ERROR_CASES = [
         ("http://abc@127.0.0.1:7100", "peer token must start with 'axon://'"),
         ("AXON://" + KEY_URL + "@127.0.0.1:1", "peer token must start with 'axon://'"),
         ("axon://" + KEY_URL, "peer token must contain '@' between pubkey and addr"),
@@ -743,8 +741,12 @@ def test_token_vectors():
         ("axon://O2onvM62pC1io6jQKm8Nc2UyFXcd4kOmOsBIoYtZ2il@h:1", "peer token pubkey is not valid base64url"),  # trailing bits
         ("axon://A@h:1", "peer token pubkey is not valid base64url"),
         ("axon://AQEBAQEBAQE@h:1", "peer token pubkey must decode to 32 bytes, got 8"),
-    ],
-)
+        # U+FEFF is not Rust whitespace (str.strip and JavaScript's trim would remove it).
+        ("axon://" + KEY_URL + "@h:1\ufeff", "peer token addr has invalid port '1\ufeff'"),
+]
+
+
+@pytest.mark.parametrize("token,message", TOKEN_ERROR_CASES)
 def test_token_errors(token, message):
     with pytest.raises(DaemonInvalidCommandError) as info:
         _decode_token(token)
@@ -926,6 +928,26 @@ def test_real_daemon_pair_request_and_abrupt_stop(real):
                 await ca.status()
 
     run(main())
+
+
+def test_real_binary_decodes_tokens_as_the_client_does(sock_dir):
+    """`axon connect <token>` (no daemon needed) against the client's decoder: the same
+    verdicts and the same messages (upstream prints the anyhow chain after them)."""
+    import subprocess
+
+    binary = real_binary()
+    cases = [(t, None, a) for t, _, a in TOKENS]
+    cases.append((f"axon://{KEY_URL}@ host.example:+80\u3000", None, "ed25519.139e3940e64b5491722088d9a0d74162"))
+    cases += [(t, m, None) for t, m in TOKEN_ERROR_CASES]
+    for n, (token, message, agent_id) in enumerate(cases):
+        root = os.path.join(sock_dir, f"t{n}")
+        r = subprocess.run([binary, "--state-root", root, "connect", token], capture_output=True, text=True, timeout=15)
+        if message is None:
+            assert r.returncode == 0 and f"Added peer {agent_id} ({_decode_token(token)['addr']})" in r.stdout + r.stderr, (token, r)
+        else:
+            assert r.returncode != 0 and f"failed to parse peer token: {message}" in r.stderr, (token, message, r.stderr)
+            with pytest.raises(DaemonInvalidCommandError):
+                _decode_token(token)
 
 
 async def next_matching(client, predicate, timeout=10.0):
