@@ -1,6 +1,24 @@
 from typing import Any, Final, Literal, Optional, Sequence, TypedDict, Union, final
 
 from polywire._polywire import AxonError as AxonError
+from polywire.axon_daemon import (
+    DAEMON_ERROR_CODES as DAEMON_ERROR_CODES,
+    DAEMON_MAX_COMMAND_SIZE as DAEMON_MAX_COMMAND_SIZE,
+    AxonDaemonError as AxonDaemonError,
+    DaemonClient as DaemonClient,
+    DaemonClosedError as DaemonClosedError,
+    DaemonCommandTooLargeError as DaemonCommandTooLargeError,
+    DaemonDisconnectedError as DaemonDisconnectedError,
+    DaemonInternalError as DaemonInternalError,
+    DaemonInvalidCommandError as DaemonInvalidCommandError,
+    DaemonPeerNotFoundError as DaemonPeerNotFoundError,
+    DaemonPeerUnreachableError as DaemonPeerUnreachableError,
+    DaemonProtocolError as DaemonProtocolError,
+    DaemonReplyTimeoutError as DaemonReplyTimeoutError,
+    DaemonSelfSendError as DaemonSelfSendError,
+    DaemonTimeoutError as DaemonTimeoutError,
+    DaemonUnavailableError as DaemonUnavailableError,
+)
 
 __all__ = [
     "DEFAULT_DEADLINE_MS",
@@ -27,6 +45,23 @@ __all__ = [
     "reply",
     "same_agent",
     "validate",
+    # The daemon client (polywire.axon_daemon).
+    "DAEMON_ERROR_CODES",
+    "DAEMON_MAX_COMMAND_SIZE",
+    "AxonDaemonError",
+    "DaemonClient",
+    "DaemonClosedError",
+    "DaemonCommandTooLargeError",
+    "DaemonDisconnectedError",
+    "DaemonInternalError",
+    "DaemonInvalidCommandError",
+    "DaemonPeerNotFoundError",
+    "DaemonPeerUnreachableError",
+    "DaemonProtocolError",
+    "DaemonReplyTimeoutError",
+    "DaemonSelfSendError",
+    "DaemonTimeoutError",
+    "DaemonUnavailableError",
 ]
 
 _Bytes = bytes | bytearray | memoryview
