@@ -1015,6 +1015,23 @@ impl Tokenizer {
         }
     }
 
+    /// [`Tokenizer::count`] of a text the caller gives up: shared with the
+    /// helper thread as it is, where `count` copies it (a binding that made
+    /// the text for the count, reading a JavaScript string, say, saves the
+    /// copy).
+    pub fn count_owned(&self, text: String) -> Result<usize> {
+        let Tokenizer::Bpe(bpe) = self else { return self.count(&text) };
+        if text.len() < PARALLEL_FROM {
+            return bpe.count(&text);
+        }
+        let ends = chunk_ends(text.as_bytes(), 0);
+        let turn = if ends.len() > 1 { HelperTurn::take() } else { None };
+        let Some(_turn) = turn else { return bpe.count(&text) };
+        let shared = std::sync::Arc::new(ChunkedText::with_ends(Some(bpe), text, 0, ends));
+        let _ = send_to_helper(vec![shared.clone()]);
+        Ok(count_shared(&[shared])?.into_iter().sum())
+    }
+
     /// The numbers of tokens of several texts (the candidates of one value).
     /// When they are large, they are cut into chunks where the
     /// pre-tokenizer's pieces restart, and a helper thread counts chunks too
@@ -1739,6 +1756,23 @@ mod tests {
                 }
             }
         });
+    }
+
+    #[test]
+    fn owned_texts_count_as_borrowed_ones_do() {
+        let mut rnd = xorshift(0x0A1B_2C3D_4E5F_6071);
+        let words = ["key", ": ", "value", " é", "\n", "  ", "12345", ",", "😀", "x"];
+        let texts: Vec<String> = [10, 40_000, 100_000]
+            .iter()
+            .map(|&n| (0..n).map(|_| words[(rnd() % words.len() as u64) as usize]).collect())
+            .chain(["a".repeat(PARALLEL_FROM * 3), String::new()])
+            .collect();
+        for e in Encoding::ALL {
+            let t = Tokenizer::Bpe(Bpe::get(e));
+            for text in &texts {
+                assert_eq!(t.count_owned(text.clone()).unwrap(), t.count(text).unwrap(), "{e:?} {}", text.len());
+            }
+        }
     }
 
     #[test]
