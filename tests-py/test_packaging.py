@@ -113,3 +113,13 @@ def test_the_sdist_ships_its_build_backend():
     text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert 'build-backend = "polywire_build"' in text and 'backend-path = ["build-backend"]' in text
     assert '{ path = "build-backend/polywire_build.py", format = "sdist" }' in text
+
+
+def test_tab_completion_lists_each_module_s_api_only():
+    import importlib
+
+    for name in ["polywire.kado", "polywire.toon", "polywire.tether", "polywire.kameo", "polywire.llm"]:
+        module = importlib.import_module(name)
+        shown = [n for n in dir(module) if not n.startswith("_")]
+        assert shown == sorted(module.__all__), name
+        assert "annotations" not in shown and "Any" not in shown
