@@ -246,6 +246,9 @@ def misuse() -> None:
     kado.decode("text")  # type: ignore[arg-type]
     kado.MessageType(1).payload  # type: ignore[attr-defined]
     tether.encode(1.5)  # type: ignore[arg-type]
+    from polywire import toon
+
+    toon.dumps([1], delimiter=";")  # type: ignore[arg-type]
     tether.Symbol(b"x")  # type: ignore[arg-type]
     axon.envelope(A, B, "shout", {})  # type: ignore[arg-type]
     axon.Session(A, no_such_option=1)  # type: ignore[call-arg]
