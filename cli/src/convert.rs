@@ -92,7 +92,7 @@ pub(crate) fn encode(ctx: &mut Ctx<'_>, c: &Convert<'_>) -> Result<(), Fail> {
     let text = String::from_utf8_lossy(&raw);
     let value = crate::json::parse_json(&text)?;
     let opts = EncodeOptions { indent: c.indent, delimiter: c.delimiter, ..Default::default() };
-    let mut toon = polywire::toon::encode::encode_value(&value, &opts).map_err(|e| Fail::codec(e.to_string(), &e))?;
+    let mut toon = polywire::toon::encode::encode(&&value, &opts).map_err(|e| Fail::codec(e.to_string(), &e))?;
     drop(value);
     let toon_len = toon.len();
     toon.push('\n');

@@ -1,67 +1,12 @@
 //! JSON input as JavaScript's `JSON.parse` reads it (the reference CLI is a
-//! Node program): numbers are doubles (an integer beyond 2^53 becomes the
-//! nearest double), a key given twice keeps its first place and its last
-//! value. Read with the core's parser (`polywire::json`); a syntax error is
-//! then located by [`json_error`], which names it as V8 does, with its line
-//! and column.
+//! Node program; see [`crate::value`]), with the core's parser
+//! (`polywire::json`); a syntax error is then located by [`json_error`],
+//! which names it as V8 does, with its line and column.
 
-use std::vec::Drain;
+use polywire::json::ParseOptions;
 
-use polywire::json::{Builder, ParseOptions};
-use serde_json::{Map, Number, Value};
-
+use crate::value::{JsBuilder, Value};
 use crate::Fail;
-
-/// 2^53: integers up to this magnitude are exact doubles.
-const SAFE: i64 = 1 << 53;
-
-/// Builds `serde_json::Value`s holding what JavaScript would: integers
-/// within ±2^53 exact, every other number the double `Number(text)` is
-/// (NaN and infinities, from a Kado payload, `null`).
-pub(crate) struct JsBuilder;
-
-impl Builder for JsBuilder {
-    type Value = Value;
-    type Key = String;
-    type Error = polywire::Error;
-
-    fn null(&mut self) -> polywire::Result<Value> {
-        Ok(Value::Null)
-    }
-    fn bool(&mut self, b: bool) -> polywire::Result<Value> {
-        Ok(Value::Bool(b))
-    }
-    fn int(&mut self, i: i64) -> polywire::Result<Value> {
-        if (-SAFE..=SAFE).contains(&i) {
-            Ok(i.into())
-        } else {
-            self.float(i as f64)
-        }
-    }
-    fn big_int(&mut self, digits: &str) -> polywire::Result<Value> {
-        self.float(digits.parse::<f64>().unwrap_or(f64::NAN))
-    }
-    fn float(&mut self, f: f64) -> polywire::Result<Value> {
-        Ok(Number::from_f64(f).map_or(Value::Null, Value::Number))
-    }
-    fn string(&mut self, s: &str) -> polywire::Result<Value> {
-        Ok(Value::String(s.to_owned()))
-    }
-    fn key(&mut self, s: &str) -> polywire::Result<String> {
-        Ok(s.to_owned())
-    }
-    fn array(&mut self, items: Drain<'_, Value>) -> polywire::Result<Value> {
-        Ok(Value::Array(items.collect()))
-    }
-    fn object(&mut self, entries: Drain<'_, (String, Value)>) -> polywire::Result<Value> {
-        let mut map = Map::with_capacity(entries.len());
-        for (k, v) in entries {
-            // A key given again keeps its place and takes the new value.
-            map.insert(k, v);
-        }
-        Ok(Value::Object(map))
-    }
-}
 
 /// The TOON encoder's error for a value nested too deeply (what encoding
 /// the document would report).
@@ -70,15 +15,9 @@ pub(crate) fn too_deep() -> Fail {
     for _ in 0..=polywire::toon::encode::MAX_DEPTH {
         deep = Value::Array(vec![deep]);
     }
-    let e = polywire::toon::encode::encode_value(&deep, &Default::default()).err();
-    // Taken apart without recursion (dropping it would recurse 1025 levels).
-    let mut v = deep;
-    while let Value::Array(mut items) = v {
-        v = items.pop().unwrap_or(Value::Null);
-    }
-    match e {
-        Some(e) => Fail::codec(e.to_string(), &e),
-        None => Fail::error("JSON nested too deeply"),
+    match polywire::toon::encode::encode(&&deep, &Default::default()) {
+        Err(e) => Fail::codec(e.to_string(), &e),
+        Ok(_) => Fail::error("JSON nested too deeply"),
     }
 }
 
@@ -87,7 +26,7 @@ pub(crate) fn parse_json(text: &str) -> Result<Value, Fail> {
     // One level more than the encoder takes: what is deeper fails there,
     // with its message.
     let opts = ParseOptions { allow_nan: false, max_depth: polywire::toon::encode::MAX_DEPTH + 1, utf8_checked: true };
-    polywire::json::parse_with(text.as_bytes(), opts, &mut JsBuilder).map_err(|e| json_failure(text, &e))
+    polywire::json::parse_with(text.as_bytes(), opts, &mut JsBuilder::default()).map_err(|e| json_failure(text, &e))
 }
 
 fn json_failure(text: &str, e: &polywire::Error) -> Fail {
@@ -400,9 +339,9 @@ mod tests {
     #[test]
     fn numbers_as_json_parse_reads_them() {
         let v = parse_json(r#"{"a": 12345678901234567890, "b": 1.0, "c": -0, "d": 9007199254740993, "e": 9007199254740992, "a": 2}"#).unwrap();
-        assert_eq!(String::from_utf8(polywire::json::to_vec(&v).unwrap()).unwrap(), r#"{"a":2,"b":1,"c":0,"d":9007199254740992,"e":9007199254740992}"#);
+        assert_eq!(String::from_utf8(v.to_json().unwrap()).unwrap(), r#"{"a":2,"b":1,"c":0,"d":9007199254740992,"e":9007199254740992}"#);
         let v = parse_json("[12345678901234567890, 1e400, -1e400]").unwrap();
-        assert_eq!(String::from_utf8(polywire::json::to_vec(&v).unwrap()).unwrap(), "[12345678901234567000,null,null]");
+        assert_eq!(String::from_utf8(v.to_json().unwrap()).unwrap(), "[12345678901234567000,null,null]");
     }
 
     /// tests-py/test_cli.py's test_numbers_as_javascript_writes_them (cli.py's
@@ -428,7 +367,7 @@ mod tests {
             polywire::json::write_f64(&mut out, x);
             String::from_utf8(out).unwrap()
         };
-        let toon = |x: f64| polywire::toon::encode::encode_value(&Value::from(x), &Default::default()).unwrap();
+        let toon = |x: f64| polywire::toon::encode::encode(&&Value::Float(x), &Default::default()).unwrap();
         for (x, text) in known {
             assert_eq!(written(x), text);
             assert_eq!(toon(x), text);

@@ -25,6 +25,7 @@ mod llm;
 mod stats;
 mod sys;
 mod tools;
+mod value;
 
 use polywire::toon::Delimiter;
 

@@ -7,11 +7,10 @@ use polywire::tokens::{Encoding, Tokenizer};
 use polywire::toon::decode::DecodeOptions;
 use polywire::toon::encode::EncodeOptions;
 use polywire::toon::Delimiter;
-use serde_json::Value;
 
 use crate::convert::toon_decode_message;
 use crate::io::{Input, Output};
-use crate::json::JsBuilder;
+use crate::value::{JsBuilder, Value};
 use crate::stats::table;
 use crate::{Ctx, Fail};
 
@@ -125,10 +124,10 @@ fn render(value: &Value, r: Rendering, indent: usize) -> Result<String, Fail> {
     match r {
         Rendering::Toon(delimiter) => {
             let opts = EncodeOptions { indent, delimiter, ..Default::default() };
-            polywire::toon::encode::encode_value(value, &opts).map_err(json_fail)
+            polywire::toon::encode::encode(&value, &opts).map_err(json_fail)
         }
         Rendering::Json | Rendering::JsonPretty => {
-            let compact = polywire::json::to_vec(value).map_err(json_fail)?;
+            let compact = value.to_json().map_err(json_fail)?;
             let bytes = if r == Rendering::Json {
                 compact
             } else {
@@ -145,7 +144,7 @@ fn render(value: &Value, r: Rendering, indent: usize) -> Result<String, Fail> {
 /// reads it.
 fn decode_toon(text: &str, indent: usize) -> Result<Value, Fail> {
     let opts = DecodeOptions { indent, ..Default::default() };
-    polywire::toon::decode::decode_with(text, &opts, &mut JsBuilder).map_err(|e| {
+    polywire::toon::decode::decode_with(text, &opts, &mut JsBuilder::default()).map_err(|e| {
         let source = e.line().and_then(|l| source_line(text, l));
         Fail::codec(toon_decode_message(e.message(), e.line(), e.column(), source), &e)
     })

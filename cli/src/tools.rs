@@ -6,7 +6,7 @@ use polywire::kado::{self, FrameDecoder, MessageType, HEADER_SIZE};
 use polywire::tether;
 
 use crate::io::{Input, Output};
-use crate::json::JsBuilder;
+use crate::value::JsBuilder;
 use crate::{Ctx, Fail, CHUNK};
 
 fn codec(e: polywire::Error) -> Fail {
@@ -60,8 +60,8 @@ pub(crate) fn kado_dump(ctx: &mut Ctx<'_>, input: Option<&OsStr>, output: Option
 /// makes of it (JavaScript's key order and numbers).
 fn dump_line(frame: &kado::RawFrame, out: &mut Vec<u8>) -> polywire::Result<()> {
     let base = if frame.compressed { 0 } else { frame.offset as usize + HEADER_SIZE };
-    let payload = kado::parse_payload(&frame.payload, base, &mut JsBuilder)?;
-    let json = polywire::json::to_vec(&payload)?;
+    let payload = kado::parse_payload(&frame.payload, base, &mut JsBuilder::default())?;
+    let json = payload.to_json()?;
     let h = &frame.header;
     let name = MessageType::from_u8(h.msg_type).map_or("", MessageType::name);
     let head = format!(
