@@ -12,7 +12,7 @@
 //! that is the input file is refused before anything is read.
 
 use std::ffi::{OsStr, OsString};
-use std::fs::{File, OpenOptions, Permissions};
+use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::{Component, Path, PathBuf};
 
@@ -168,8 +168,9 @@ enum Dest<'w> {
     /// Not a regular file: written as it is (opened at the first write).
     Direct { file: Option<File> },
     /// A regular file, or none yet: a temporary file beside `target`,
-    /// renamed over it by [`Output::finish`].
-    Replace { target: PathBuf, permissions: Option<Permissions>, temp: Option<(File, PathBuf)> },
+    /// renamed over it by [`Output::finish`], with the permissions (and, as
+    /// far as allowed, the owner) of the file it replaces (`like`).
+    Replace { target: PathBuf, like: Option<Box<std::fs::Metadata>>, temp: Option<(File, PathBuf)> },
 }
 
 /// The output of a command.
@@ -225,19 +226,25 @@ impl<'w> Output<'w> {
         if is_device_path(p) || std::fs::read_link(p).is_ok_and(|to| is_device_path(&to)) {
             return Ok(direct);
         }
-        let (permissions, id) = match std::fs::metadata(p) {
+        let meta = match std::fs::metadata(p) {
             Ok(m) if !m.is_file() => return Ok(direct),
-            Ok(m) => (Some(m.permissions()), sys::regular_file_id(&m)),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => (None, None),
+            Ok(m) => Some(m),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
             Err(e) => return Err(fail(e)),
         };
+        let id = meta.as_ref().and_then(sys::regular_file_id);
         if id.is_some() && id == input {
             return Err(Fail::error(format!(
                 "{shown}: is the input file (write the output to another file, then move it over the input)"
             )));
         }
+        // A file the user may not write is not replaced either (as opening
+        // it to write would have failed).
+        if meta.is_some() && !sys::writable(p) {
+            return Err(fail(io::ErrorKind::PermissionDenied.into()));
+        }
         let target = resolve_links(p).map_err(fail)?;
-        Ok(Output { path: Some(path.to_owned()), dest: Dest::Replace { target, permissions, temp: None } })
+        Ok(Output { path: Some(path.to_owned()), dest: Dest::Replace { target, like: meta.map(Box::new), temp: None } })
     }
 
     /// Whether the output is a file (the notes name it).
@@ -261,9 +268,9 @@ impl<'w> Output<'w> {
                     *file = Some(f.map_err(|e| os_fail(&place, e))?);
                 }
             }
-            Dest::Replace { target, permissions, temp } => {
+            Dest::Replace { target, like, temp } => {
                 if temp.is_none() {
-                    *temp = Some(create_temp(target, permissions.as_ref()).map_err(|e| os_fail(&place, e))?);
+                    *temp = Some(create_temp(target, like.as_deref()).map_err(|e| os_fail(&place, e))?);
                 }
             }
         }
@@ -320,22 +327,28 @@ impl Drop for Output<'_> {
     }
 }
 
-/// A new file beside `target` (`.<name>.polywire-<pid>-<n>.tmp`), with
-/// `permissions` (those of the file it replaces) or the default mode (0666
-/// before the umask).
-fn create_temp(target: &Path, permissions: Option<&Permissions>) -> io::Result<(File, PathBuf)> {
+/// A new file beside `target` (`.<name>.polywire-<pid>-<n>.tmp`), with the
+/// permissions and owner of `like` (the file it replaces) when given, else
+/// the default mode (0666 before the umask).
+fn create_temp(target: &Path, like: Option<&std::fs::Metadata>) -> io::Result<(File, PathBuf)> {
     let dir = match target.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let name = target.file_name().map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
+    // (A long name is cut: the temporary name must fit too.)
+    let name: String = target.file_name().map_or_else(|| "output".into(), |n| n.to_string_lossy().chars().take(64).collect());
     let pid = std::process::id();
     for n in 0..1000u32 {
         let tmp = dir.join(format!(".{name}.polywire-{pid}-{n}.tmp"));
         match OpenOptions::new().write(true).create_new(true).open(&tmp) {
             Ok(file) => {
-                if let Some(p) = permissions {
-                    let _ = file.set_permissions(p.clone());
+                if let Some(m) = like {
+                    #[cfg(unix)]
+                    {
+                        use std::os::unix::fs::MetadataExt;
+                        let _ = std::os::unix::fs::fchown(&file, Some(m.uid()), Some(m.gid()));
+                    }
+                    let _ = file.set_permissions(m.permissions());
                 }
                 return Ok((file, tmp));
             }

@@ -45,6 +45,21 @@ pub(crate) fn regular_file_id(meta: &std::fs::Metadata) -> Option<FileId> {
     }
 }
 
+/// Whether this process may write the file at `path` (which exists).
+pub(crate) fn writable(path: &std::path::Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else { return false };
+        // SAFETY: access(2) of a NUL-terminated path.
+        unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+    }
+    #[cfg(not(unix))]
+    {
+        std::fs::metadata(path).is_ok_and(|m| !m.permissions().readonly())
+    }
+}
+
 #[cfg(unix)]
 pub(crate) use unix::*;
 

@@ -284,3 +284,20 @@ fn a_directory_as_input() {
     assert_eq!(s, 1);
     assert!(err.ends_with(": is a directory\n"), "{err}");
 }
+
+#[cfg(unix)]
+#[test]
+fn a_file_that_may_not_be_written_is_not_replaced() {
+    use std::os::unix::fs::PermissionsExt;
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        return; // root may write any file
+    }
+    let d = Dir::new("readonly");
+    write(&d.path("in.json"), DATA_JSON.as_bytes());
+    write(&d.path("out.toon"), b"kept");
+    std::fs::set_permissions(d.path("out.toon"), std::fs::Permissions::from_mode(0o444)).unwrap();
+    let (s, _, err) = text(&[&d.s("in.json"), "-o", &d.s("out.toon")], "");
+    assert_eq!((s, err), (1, format!("polywire: {}: permission denied\n", d.s("out.toon"))));
+    assert_eq!(std::fs::read(d.path("out.toon")).unwrap(), b"kept");
+}

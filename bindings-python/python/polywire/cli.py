@@ -20,7 +20,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     (0, 1, 2) itself, with the GIL released."""
     from polywire._polywire import cli
 
-    for stream in (sys.stdout, sys.stderr):
-        if stream is not None:
-            stream.flush()
+    for stream in (sys.stdout, sys.stderr):  # what the program wrote before goes first
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass
     return cli.main(list(sys.argv[1:] if argv is None else argv))
