@@ -125,7 +125,7 @@ pub(crate) fn decode(ctx: &mut Ctx<'_>, c: &Convert<'_>) -> Result<(), Fail> {
     let keep = c.stats.is_some();
     let (mut inputs, mut outputs) = (Vec::new(), Vec::new());
     let (mut in_bytes, mut out_bytes) = (0usize, 0usize);
-    let mut pending: Vec<u8> = Vec::new();
+    let mut pending: Vec<u8> = Vec::with_capacity(CHUNK + 1);
     let mut chunk = Vec::with_capacity(CHUNK);
     let mut last = false;
     while !last {
@@ -135,13 +135,27 @@ pub(crate) fn decode(ctx: &mut Ctx<'_>, c: &Convert<'_>) -> Result<(), Fail> {
             inputs.extend_from_slice(&chunk);
         }
         decoder.feed(&chunk, last);
+        // Whole blocks go out as they complete (those before a fault in
+        // this piece too); less than a block waits in `pending`.
         decoder.take(|json| {
-            pending.extend_from_slice(json);
             out_bytes += json.len();
             if keep {
                 outputs.extend_from_slice(json);
             }
-        });
+            let fill = CHUNK - pending.len();
+            if json.len() < fill {
+                pending.extend_from_slice(json);
+                return Ok(());
+            }
+            pending.extend_from_slice(&json[..fill]);
+            out.write(&pending)?;
+            pending.clear();
+            let rest = &json[fill..];
+            let whole = rest.len() - rest.len() % CHUNK;
+            out.write(&rest[..whole])?;
+            pending.extend_from_slice(&rest[whole..]);
+            Ok::<(), Fail>(())
+        })?;
         if let Some((e, source)) = decoder.failure() {
             let message = if e.code() == "TOON_INVALID_UTF8" {
                 utf8_message(e.offset().unwrap_or(0))
@@ -149,11 +163,6 @@ pub(crate) fn decode(ctx: &mut Ctx<'_>, c: &Convert<'_>) -> Result<(), Fail> {
                 toon_decode_message(e.message(), e.line(), e.column(), source.as_deref())
             };
             return Err(Fail::codec(message, e));
-        }
-        if pending.len() >= CHUNK {
-            let whole = pending.len() - pending.len() % CHUNK;
-            out.write(&pending[..whole])?;
-            pending.drain(..whole);
         }
     }
     pending.push(b'\n');

@@ -13,6 +13,7 @@ use std::io;
 /// The identity of a regular file (device and inode): two paths, or a path
 /// and a descriptor, name the same file when these are equal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(unix), allow(dead_code))]
 pub(crate) struct FileId {
     dev: u64,
     ino: u64,
