@@ -172,15 +172,24 @@ fn kado_dump_in_reads_of_any_size() {
 
 #[test]
 fn decode_writes_whole_blocks_before_a_fault() {
-    let mut doc = String::from("rows[100000]:\n");
-    for i in 0..100_000 {
-        doc.push_str(&format!("  - {i}\n"));
+    // Rows that grow fourfold as JSON: each 64 KiB of input completes
+    // blocks of output, the last one's (with the fault) too.
+    let mut doc = String::from("rows[20000]{alpha,beta,gamma,delta}:\n");
+    for i in 0..20_000 {
+        doc.push_str(&format!("  {i},{i},{i},{i}\n"));
     }
-    doc.push_str("bad[2]: 1\n");
+    // The fault amid a piece of input (more follows it).
+    doc.push_str("bad[2]: 1\nmore: 1\n");
     let (s, out, err) = run(&["-d"], doc.as_bytes());
     assert_eq!(s, 1);
     assert!(!out.is_empty() && out.len() % polywire_cli::CHUNK == 0, "{}", out.len());
-    assert!(err.starts_with("polywire: Failed to decode TOON at line 100002, column 1: Expected 2"), "{err}");
+    assert!(err.starts_with("polywire: Failed to decode TOON at line 20002, column 1: Expected 2"), "{err}");
+    // Every whole block of the JSON before the fault, those of the piece
+    // holding the fault too.
+    let (_, whole, _) = run(&["-d"], doc.rsplit_once("bad").unwrap().0.as_bytes());
+    let before = whole.len() - "\n  ]\n}\n".len();
+    assert!(whole.starts_with(&out));
+    assert_eq!(out.len(), before / polywire_cli::CHUNK * polywire_cli::CHUNK);
 }
 
 #[test]
