@@ -126,15 +126,15 @@ pub(crate) fn decode(ctx: &mut Ctx<'_>, c: &Convert<'_>) -> Result<(), Fail> {
     let (mut inputs, mut outputs) = (Vec::new(), Vec::new());
     let (mut in_bytes, mut out_bytes) = (0usize, 0usize);
     let mut pending: Vec<u8> = Vec::with_capacity(CHUNK + 1);
-    let mut chunk = Vec::with_capacity(CHUNK);
     let mut last = false;
     while !last {
-        last = input.read_chunk(ctx.stdin, &mut chunk)? == 0;
+        let chunk = input.read_chunk(ctx.stdin)?;
+        last = chunk.is_empty();
         in_bytes += chunk.len();
         if keep {
-            inputs.extend_from_slice(&chunk);
+            inputs.extend_from_slice(chunk);
         }
-        decoder.feed(&chunk, last);
+        decoder.feed(chunk, last);
         // Whole blocks go out as they complete (those before a fault in
         // this piece too); less than a block waits in `pending`.
         decoder.take(|json| {

@@ -107,6 +107,7 @@ pub(crate) struct Input {
     path: Option<OsString>,
     /// The regular file read, if it is one (to refuse it as the output).
     pub id: Option<FileId>,
+    buf: Vec<u8>,
 }
 
 impl Input {
@@ -116,14 +117,14 @@ impl Input {
             if std.stdin_closed {
                 return Err(Fail::error("standard input is closed"));
             }
-            return Ok(Input { file: None, path: None, id: std.stdin_id });
+            return Ok(Input { file: None, path: None, id: std.stdin_id, buf: Vec::new() });
         };
         let file = File::open(path).map_err(|e| os_fail(&display(path), e))?;
         let meta = file.metadata().map_err(|e| os_fail(&display(path), e))?;
         if meta.is_dir() {
             return Err(Fail::error(format!("{}: is a directory", display(path))));
         }
-        Ok(Input { file: Some(file), id: sys::regular_file_id(&meta), path: Some(path.to_owned()) })
+        Ok(Input { file: Some(file), id: sys::regular_file_id(&meta), path: Some(path.to_owned()), buf: Vec::new() })
     }
 
     pub fn path(&self) -> Option<&OsStr> {
@@ -135,30 +136,43 @@ impl Input {
     }
 
     /// The next bytes, what one read gives (at most [`CHUNK`]): a live
-    /// stream flows. 0 at the end.
-    pub fn read_chunk(&mut self, stdin: &mut dyn Read, buf: &mut Vec<u8>) -> Result<usize, Fail> {
+    /// stream flows. Empty at the end.
+    pub fn read_chunk(&mut self, stdin: &mut dyn Read) -> Result<&[u8], Fail> {
         check_signal()?;
-        buf.resize(CHUNK, 0);
+        if self.buf.len() < CHUNK {
+            self.buf.resize(CHUNK, 0);
+        }
         let r = match self.file.as_mut() {
-            Some(f) => sys::read_some(f, buf),
-            None => sys::read_some(stdin, buf),
+            Some(f) => sys::read_some(f, &mut self.buf),
+            None => sys::read_some(stdin, &mut self.buf),
         };
         let n = r.map_err(|e| os_fail(&self.place(), e))?;
-        buf.truncate(n);
-        Ok(n)
+        Ok(&self.buf[..n])
     }
 
     /// The whole input.
     pub fn read_all(&mut self, stdin: &mut dyn Read) -> Result<Vec<u8>, Fail> {
         let mut all = Vec::new();
-        if let Some(len) = self.file.as_ref().and_then(|f| f.metadata().ok()).map(|m| m.len()) {
-            all.reserve(usize::try_from(len).unwrap_or(0).saturating_add(1));
+        let place = self.place();
+        if let Some(file) = self.file.as_mut() {
+            // A file: read straight into the buffer, a block at a time.
+            let size = file.metadata().map_or(0, |m| m.len());
+            all.reserve(usize::try_from(size).unwrap_or(0).saturating_add(1));
+            loop {
+                check_signal()?;
+                let n = Read::take(&mut *file, CHUNK as u64).read_to_end(&mut all);
+                if n.map_err(|e| os_fail(&place, e))? == 0 {
+                    return Ok(all);
+                }
+            }
         }
-        let mut buf = Vec::with_capacity(CHUNK);
-        while self.read_chunk(stdin, &mut buf)? > 0 {
-            all.extend_from_slice(&buf);
+        loop {
+            let chunk = self.read_chunk(stdin)?;
+            if chunk.is_empty() {
+                return Ok(all);
+            }
+            all.extend_from_slice(chunk);
         }
-        Ok(all)
     }
 }
 

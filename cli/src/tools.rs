@@ -7,7 +7,7 @@ use polywire::tether;
 
 use crate::io::{Input, Output};
 use crate::value::JsBuilder;
-use crate::{Ctx, Fail, CHUNK};
+use crate::{Ctx, Fail};
 
 fn codec(e: polywire::Error) -> Fail {
     Fail::codec(e.to_string(), &e)
@@ -21,11 +21,11 @@ pub(crate) fn kado_dump(ctx: &mut Ctx<'_>, input: Option<&OsStr>, output: Option
     let mut input = Input::open(input, &ctx.std)?;
     let mut out = Output::new(output, ctx.stdout, &ctx.std, input.id)?;
     let mut decoder = FrameDecoder::new();
-    let mut chunk = Vec::with_capacity(CHUNK);
     let mut lines = Vec::new();
     loop {
-        let n = input.read_chunk(ctx.stdin, &mut chunk)?;
-        decoder.push(&chunk);
+        let chunk = input.read_chunk(ctx.stdin)?;
+        let n = chunk.len();
+        decoder.push(chunk);
         let fault = loop {
             match decoder.next_frame() {
                 Ok(Some(frame)) => {
