@@ -87,7 +87,7 @@ pub(crate) struct Convert<'a> {
 /// JSON to TOON: the whole input is read, parsed and encoded.
 pub(crate) fn encode(ctx: &mut Ctx<'_>, c: &Convert<'_>) -> Result<(), Fail> {
     let mut input = Input::open(c.input, &ctx.std)?;
-    let mut out = Output::new(c.output, ctx.stdout, &ctx.std, input.id)?;
+    let mut out = Output::new(c.output, ctx.stdout, &ctx.std, input.id.as_ref())?;
     let raw = input.read_all(ctx.stdin)?;
     let text = String::from_utf8_lossy(&raw);
     let value = crate::json::parse_json(&text)?;
@@ -118,7 +118,7 @@ pub(crate) fn encode(ctx: &mut Ctx<'_>, c: &Convert<'_>) -> Result<(), Fail> {
 /// with memory bounded by the open structure and the longest line.
 pub(crate) fn decode(ctx: &mut Ctx<'_>, c: &Convert<'_>) -> Result<(), Fail> {
     let mut input = Input::open(c.input, &ctx.std)?;
-    let mut out = Output::new(c.output, ctx.stdout, &ctx.std, input.id)?;
+    let mut out = Output::new(c.output, ctx.stdout, &ctx.std, input.id.as_ref())?;
     let opts = DecodeOptions { indent: c.indent, strict: c.strict, ..Default::default() };
     let mut decoder = JsonStream::new(&opts).map_err(|e| Fail::codec(e.to_string(), &e))?;
     // --stats counts the tokens of the whole texts: they are kept.

@@ -117,14 +117,14 @@ impl Input {
             if std.stdin_closed {
                 return Err(Fail::error("standard input is closed"));
             }
-            return Ok(Input { file: None, path: None, id: std.stdin_id, buf: Vec::new() });
+            return Ok(Input { file: None, path: None, id: std.stdin_id.clone(), buf: Vec::new() });
         };
         let file = File::open(path).map_err(|e| os_fail(&display(path), e))?;
         let meta = file.metadata().map_err(|e| os_fail(&display(path), e))?;
         if meta.is_dir() {
             return Err(Fail::error(format!("{}: is a directory", display(path))));
         }
-        Ok(Input { file: Some(file), id: sys::regular_file_id(&meta), path: Some(path.to_owned()), buf: Vec::new() })
+        Ok(Input { file: Some(file), id: sys::regular_file_id(Path::new(path), &meta), path: Some(path.to_owned()), buf: Vec::new() })
     }
 
     pub fn path(&self) -> Option<&OsStr> {
@@ -221,12 +221,12 @@ fn is_device_path(p: &Path) -> bool {
 impl<'w> Output<'w> {
     /// The output: `path` (`None`: standard output). `input` is the
     /// identity of the input file, which the output must not be.
-    pub fn new(path: Option<&OsStr>, stdout: &'w mut dyn Write, std: &Std, input: Option<FileId>) -> Result<Output<'w>, Fail> {
+    pub fn new(path: Option<&OsStr>, stdout: &'w mut dyn Write, std: &Std, input: Option<&FileId>) -> Result<Output<'w>, Fail> {
         let Some(path) = path else {
             if std.stdout_closed {
                 return Err(Fail::error("standard output is closed"));
             }
-            if input.is_some() && input == std.stdout_id {
+            if input.is_some() && input == std.stdout_id.as_ref() {
                 return Err(Fail::error(
                     "standard output is the input file (write the output to another file, then move it over the input)",
                 ));
@@ -246,8 +246,8 @@ impl<'w> Output<'w> {
             Err(e) if e.kind() == io::ErrorKind::NotFound => None,
             Err(e) => return Err(fail(e)),
         };
-        let id = meta.as_ref().and_then(sys::regular_file_id);
-        if id.is_some() && id == input {
+        let id = meta.as_ref().and_then(|m| sys::regular_file_id(p, m));
+        if id.is_some() && id.as_ref() == input {
             return Err(Fail::error(format!(
                 "{shown}: is the input file (write the output to another file, then move it over the input)"
             )));

@@ -42,7 +42,7 @@ fn count_fail(e: polywire::Error) -> Fail {
 pub(crate) fn tokens(ctx: &mut Ctx<'_>, input: Option<&OsStr>, encoding: Option<&OsStr>) -> Result<(), Fail> {
     let t = tokenizer(encoding)?;
     let mut input = Input::open(input, &ctx.std)?;
-    let mut out = Output::new(None, ctx.stdout, &ctx.std, input.id)?;
+    let mut out = Output::new(None, ctx.stdout, &ctx.std, input.id.as_ref())?;
     let raw = input.read_all(ctx.stdin)?;
     let n = t.count(&String::from_utf8_lossy(&raw)).map_err(count_fail)?;
     out.write(format!("{n}\n").as_bytes())?;
@@ -87,7 +87,7 @@ impl Rendering {
 pub(crate) fn choose(ctx: &mut Ctx<'_>, c: &Choose<'_>) -> Result<(), Fail> {
     let t = tokenizer(c.encoding)?;
     let mut input = Input::open(c.input, &ctx.std)?;
-    let mut out = Output::new(c.output, ctx.stdout, &ctx.std, input.id)?;
+    let mut out = Output::new(c.output, ctx.stdout, &ctx.std, input.id.as_ref())?;
     let raw = input.read_all(ctx.stdin)?;
     let text = String::from_utf8_lossy(&raw);
     let is_toon = c.input.is_some_and(|p| p.to_string_lossy().ends_with(".toon"));

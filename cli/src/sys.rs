@@ -10,17 +10,21 @@
 
 use std::io;
 
-/// The identity of a regular file (device and inode): two paths, or a path
-/// and a descriptor, name the same file when these are equal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(not(unix), allow(dead_code))]
+/// The identity of a regular file: two paths, or a path and a descriptor,
+/// name the same file when these are equal. Device and inode on Unix; the
+/// canonical path elsewhere (links resolved).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct FileId {
+    #[cfg(unix)]
     dev: u64,
+    #[cfg(unix)]
     ino: u64,
+    #[cfg(not(unix))]
+    path: std::path::PathBuf,
 }
 
 /// What is known of the process's standard streams: nothing, in memory.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Std {
     pub stdin_closed: bool,
     pub stdout_closed: bool,
@@ -30,19 +34,21 @@ pub(crate) struct Std {
     pub stdout_id: Option<FileId>,
 }
 
-/// The identity of the file `meta` describes, if it is a regular file.
-pub(crate) fn regular_file_id(meta: &std::fs::Metadata) -> Option<FileId> {
+/// The identity of the file at `path` (`meta` its metadata), if it is a
+/// regular file.
+pub(crate) fn regular_file_id(path: &std::path::Path, meta: &std::fs::Metadata) -> Option<FileId> {
     if !meta.is_file() {
         return None;
     }
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
+        let _ = path;
         Some(FileId { dev: meta.dev(), ino: meta.ino() })
     }
     #[cfg(not(unix))]
     {
-        None
+        std::fs::canonicalize(path).ok().map(|path| FileId { path })
     }
 }
 
@@ -321,7 +327,7 @@ mod unix {
         let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
         let signals = Signals::install();
         let fds = StdFds::check(host);
-        let status = f(&mut Fd(0), &mut Fd(1), &mut Fd(2), fds.std);
+        let status = f(&mut Fd(0), &mut Fd(1), &mut Fd(2), fds.std.clone());
         drop(fds);
         match status {
             crate::Status::BrokenPipe => signals.die_by_sigpipe(),

@@ -19,7 +19,7 @@ fn codec(e: polywire::Error) -> Fail {
 /// fault (a file named by `-o` is left as it was).
 pub(crate) fn kado_dump(ctx: &mut Ctx<'_>, input: Option<&OsStr>, output: Option<&OsStr>) -> Result<(), Fail> {
     let mut input = Input::open(input, &ctx.std)?;
-    let mut out = Output::new(output, ctx.stdout, &ctx.std, input.id)?;
+    let mut out = Output::new(output, ctx.stdout, &ctx.std, input.id.as_ref())?;
     let mut decoder = FrameDecoder::new();
     let mut lines = Vec::new();
     loop {
@@ -77,7 +77,7 @@ fn dump_line(frame: &kado::RawFrame, out: &mut Vec<u8>) -> polywire::Result<()> 
 /// `polywire tether hex`: the input's bytes as lowercase hex, on one line.
 pub(crate) fn tether_hex(ctx: &mut Ctx<'_>, input: Option<&OsStr>, output: Option<&OsStr>) -> Result<(), Fail> {
     let mut input = Input::open(input, &ctx.std)?;
-    let mut out = Output::new(output, ctx.stdout, &ctx.std, input.id)?;
+    let mut out = Output::new(output, ctx.stdout, &ctx.std, input.id.as_ref())?;
     let data = input.read_all(ctx.stdin)?;
     let mut hex = tether::to_hex(&data);
     hex.push('\n');
@@ -89,7 +89,7 @@ pub(crate) fn tether_hex(ctx: &mut Ctx<'_>, input: Option<&OsStr>, output: Optio
 /// ignored) to bytes; whole 32-bit words unless `words` is false.
 pub(crate) fn tether_unhex(ctx: &mut Ctx<'_>, input: Option<&OsStr>, output: Option<&OsStr>, words: bool) -> Result<(), Fail> {
     let mut input = Input::open(input, &ctx.std)?;
-    let mut out = Output::new(output, ctx.stdout, &ctx.std, input.id)?;
+    let mut out = Output::new(output, ctx.stdout, &ctx.std, input.id.as_ref())?;
     let raw = input.read_all(ctx.stdin)?;
     let text = String::from_utf8_lossy(&raw);
     let text = text.trim_matches([' ', '\t', '\r', '\n']);
