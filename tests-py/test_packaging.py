@@ -27,7 +27,7 @@ def test_one_version_everywhere():
     version = cargo_version()
     assert re.fullmatch(r"\d+\.\d+\.\d+(?:[-.+][0-9A-Za-z.-]+)?", version)
     # Every crate inherits it.
-    for manifest in ["core", "bindings-python", "bindings-node"]:
+    for manifest in ["core", "cli", "bindings-python", "bindings-node"]:
         text = (ROOT / manifest / "Cargo.toml").read_text(encoding="utf-8")
         assert "version.workspace = true" in text, manifest
     # maturin takes it from Cargo: pyproject does not spell it out.

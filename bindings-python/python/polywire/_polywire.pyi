@@ -20,6 +20,7 @@ __all__ = [
     "kameo",
     "kameo_peer",
     "llm",
+    "cli",
 ]
 
 __version__: str
@@ -91,3 +92,5 @@ axon: ModuleType
 kameo: ModuleType
 kameo_peer: ModuleType
 llm: ModuleType
+cli: ModuleType
+"""``cli.main(argv) -> int``: the ``polywire`` command (see :mod:`polywire.cli`)."""
