@@ -120,7 +120,10 @@ def child(cmd: list[str]) -> tuple[float, float, str]:
 def run_rss(cmd: list[str]) -> tuple[float, float]:
     """Wall seconds and peak RSS (MB) of a fresh process, through wait4."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+    # A pipe, not DEVNULL: Node cannot tell /dev/null opened for reading and writing from a
+    # closed stdout it replaced with one, and the npm command refuses to write there.
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT)
+    proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
