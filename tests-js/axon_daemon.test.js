@@ -21,7 +21,9 @@ const {
   DaemonSelfSendError, DaemonPeerUnreachableError, DaemonTimeoutError, DaemonInternalError, DaemonUnavailableError,
   DaemonDisconnectedError, DaemonClosedError, DaemonReplyTimeoutError, DaemonProtocolError,
 } = axon
-const { _decodeToken: decodeToken } = require('../bindings-node/axon_daemon.js')
+// The token decoder is internal (not exported): reach it beside the installed axon module,
+// so this also runs against the packed package.
+const { _decodeToken: decodeToken } = require(path.join(path.dirname(require.resolve('polywire/axon')), 'axon_daemon.js'))
 const { FakeDaemon, TEXTS, newKey } = require('./fake_axon_daemon.js')
 
 function sockDir() {
