@@ -12,6 +12,17 @@
  */
 import { AxonError, PolywireError } from './errors'
 export { AxonError, PolywireError }
+// The client of a local upstream daemon: see axon_daemon.d.ts.
+export {
+  DAEMON_ERROR_CODES, DAEMON_MAX_COMMAND_SIZE, DaemonClient, AxonDaemonError, DaemonInvalidCommandError,
+  DaemonCommandTooLargeError, DaemonPeerNotFoundError, DaemonSelfSendError, DaemonPeerUnreachableError,
+  DaemonTimeoutError, DaemonInternalError, DaemonUnavailableError, DaemonDisconnectedError, DaemonClosedError,
+  DaemonReplyTimeoutError, DaemonProtocolError,
+} from './axon_daemon'
+export type {
+  DaemonErrorCode, DaemonEnvelope, DaemonPeer, DaemonStatus, DaemonIdentity, InboundEvent, PairRequestEvent,
+  DaemonEvent, DaemonConnectOptions, DaemonSendOptions,
+} from './axon_daemon'
 
 /** A message kind (the envelope's `kind`): the 13 of `KINDS`. */
 export type Kind =

@@ -5,6 +5,8 @@
 // here, validation, encoding, agent ids and the session run in Rust.
 
 const native = require('./native.js')
+// The client of a local upstream daemon (plain JavaScript): axon_daemon.js.
+const daemon = require('./axon_daemon.js')
 const { AxonError, PolywireError, fromNative, argError, describe, hasCycle, isStackOverflow, bytesArg, boolArg, strArg } = require('./errors.js')
 
 // Bad arguments: TypeError/RangeError with the protocol's code for a bad
@@ -840,4 +842,20 @@ module.exports = {
   AxonStartError,
   AxonInvalidArgumentError,
   PolywireError,
+  DAEMON_ERROR_CODES: daemon.DAEMON_ERROR_CODES,
+  DAEMON_MAX_COMMAND_SIZE: daemon.DAEMON_MAX_COMMAND_SIZE,
+  DaemonClient: daemon.DaemonClient,
+  AxonDaemonError: daemon.AxonDaemonError,
+  DaemonInvalidCommandError: daemon.DaemonInvalidCommandError,
+  DaemonCommandTooLargeError: daemon.DaemonCommandTooLargeError,
+  DaemonPeerNotFoundError: daemon.DaemonPeerNotFoundError,
+  DaemonSelfSendError: daemon.DaemonSelfSendError,
+  DaemonPeerUnreachableError: daemon.DaemonPeerUnreachableError,
+  DaemonTimeoutError: daemon.DaemonTimeoutError,
+  DaemonInternalError: daemon.DaemonInternalError,
+  DaemonUnavailableError: daemon.DaemonUnavailableError,
+  DaemonDisconnectedError: daemon.DaemonDisconnectedError,
+  DaemonClosedError: daemon.DaemonClosedError,
+  DaemonReplyTimeoutError: daemon.DaemonReplyTimeoutError,
+  DaemonProtocolError: daemon.DaemonProtocolError,
 }

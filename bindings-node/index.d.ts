@@ -258,6 +258,12 @@ export declare function axonSameAgent(a: string, b: string): boolean
 
 export declare function axonValidate(envelopeJson: string, fillDefaults?: boolean | undefined | null): string
 
+/**
+ * Run the command with `argv` (the arguments after the script); returns
+ * the exit status.
+ */
+export declare function cliMain(argv: Array<string>): number
+
 export declare function kadoCheckHeader(buf: Uint8Array): void
 
 /** The depth check of `kadoFinishFrame`, for `encodePayload`. */

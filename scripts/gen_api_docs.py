@@ -80,7 +80,8 @@ FORMATS: List[Tuple[str, str, str, str]] = [
         "AXON v2 is an agent-to-agent protocol of JSON envelopes (upstream hwbehrens/axon "
         "v0.1.0-v0.2.0). polywire decodes, validates and encodes envelopes as upstream does, "
         "builds replies and error replies, derives agent ids, and provides a sans-IO "
-        "`Session`.",
+        "`Session`. `DaemonClient` talks to a running upstream daemon (v0.7.x and main) over "
+        "its Unix socket.",
     ),
     (
         "kameo",
@@ -103,8 +104,13 @@ FORMATS: List[Tuple[str, str, str, str]] = [
     ),
 ]
 
-# Python submodules documented on their format's page (their stub: <path>.pyi).
-SUBMODULES: Dict[str, List[str]] = {"toon": ["toon.pydantic"], "axon": ["axon.axon1"]}
+# Python submodules documented on their format's page (their stub: <path>.pyi). The
+# format module may re-export a submodule's names (its stub imports them from
+# polywire.<submodule>): they are documented in the submodule's section.
+SUBMODULES: Dict[str, List[str]] = {"toon": ["toon.pydantic"], "axon": ["axon.axon1", "axon_daemon"]}
+# Node declaration files whose exports a format's subpath re-exports
+# (`export { ... } from './<name>'`), documented in a section of the format's page.
+NODE_SUBMODULES: Dict[str, List[str]] = {"axon": ["axon_daemon"]}
 
 WIDTH = 88  # longest one-line Python signature before it is wrapped one parameter per line
 
@@ -553,6 +559,7 @@ def py_class_members(mod: PyModule, cls: ast.ClassDef) -> List[str]:
         for d in node.decorator_list
         if isinstance(d, ast.Attribute) and d.attr == "setter"
     }
+    seen: set = set()
     for idx, node in enumerate(body):
         names = _stmt_names(node)
         if not names:
@@ -560,8 +567,9 @@ def py_class_members(mod: PyModule, cls: ast.ClassDef) -> List[str]:
         name = names[0]
         qual = f"{cls.name}.{name}"
         doc = _member_doc(body, idx)
-        if not doc:
+        if not doc and name not in seen:
             doc = mod.rt_docs.get(qual)
+        seen.add(name)  # an overload after the first: its signature only, unless it has a docstring
         md = rst_to_md(doc) if doc else ""
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             decos = _decorators(mod, node)
@@ -658,8 +666,13 @@ def render_python(fmt: str, ctx: PyContext, dotted: Optional[str] = None) -> Tup
     classes: List[str] = []
     aliases: List[str] = []
     errors: List[str] = []
+    documented_subs = [f"polywire.{d}" for d in SUBMODULES.get(fmt, [])] if dotted == fmt else []
+    from_subs: Dict[str, List[str]] = {}
     for name in [n for n in public if n in mod.imports]:
         module = mod.imports[name][0]
+        if module in documented_subs:
+            from_subs.setdefault(module, []).append(name)
+            continue
         if module != "polywire._polywire":
             raise ValueError(f"{fmt}.pyi: re-export {name} from {module} is not supported")
         errors.append(name)
@@ -680,6 +693,10 @@ def render_python(fmt: str, ctx: PyContext, dotted: Optional[str] = None) -> Tup
     out = [f"## Python (`polywire.{dotted}`)", "", "```python", f"from {parent} import {leaf}", "```", ""]
     if mod.module_doc:
         out += [rst_to_md(mod.module_doc), ""]
+    for module, names in from_subs.items():
+        anchor = "python-" + module.replace(".", "")
+        out += [f"Also exported here, documented in [`{module}`](#{anchor}) below: "
+                + ", ".join(f"`{n}`" for n in names) + ".", ""]
     if constants:
         out += ["### Constants", ""]
         for name in constants:
@@ -983,6 +1000,29 @@ def render_node(fmt: str, errors_mod: TsModule) -> Tuple[List[str], TsModule]:
     ]
     if mod.file_doc:
         out += [mod.file_doc, ""]
+    subs = [f"./{name}" for name in NODE_SUBMODULES.get(fmt, [])]
+    for sub in subs:
+        names = [n for n, src in mod.reexports if src in (sub, f"{sub}.js")]
+        if names:
+            anchor = f"node-polywire{fmt}-{sub[2:]}dts"
+            out += [f"Also exported here, documented in [`{sub[2:]}.d.ts`](#{anchor}) below: "
+                    + ", ".join(f"`{n}`" for n in names) + ".", ""]
+    out += render_ts_declarations(fmt, mod, errors_mod, skip_sources=[x for sub in subs for x in (sub, f"{sub}.js")])
+    return out, mod
+
+
+def render_node_submodule(fmt: str, name: str, errors_mod: TsModule) -> Tuple[List[str], TsModule]:
+    """A declaration file whose exports polywire/<fmt> re-exports (NODE_SUBMODULES)."""
+    mod = TsModule(NODE_DIR / f"{name}.d.ts")
+    out = [f"## Node (`polywire/{fmt}`: `{name}.d.ts`)", "", f"Exported by `polywire/{fmt}`.", ""]
+    if mod.file_doc:
+        out += [mod.file_doc, ""]
+    out += render_ts_declarations(name, mod, errors_mod)
+    return out, mod
+
+
+def render_ts_declarations(fmt: str, mod: TsModule, errors_mod: TsModule, skip_sources: Optional[List[str]] = None) -> List[str]:
+    out: List[str] = []
     seen: List[str] = []
     groups: Dict[str, List[str]] = {"const": [], "function": [], "class": [], "enum": [], "type": [], "error": []}
     for kind, name, decl in mod.decls:
@@ -1036,7 +1076,7 @@ def render_node(fmt: str, errors_mod: TsModule) -> Tuple[List[str], TsModule]:
                 else:
                     out += [f"#### `{name}`", "", "```ts", *dedent_block(ts_strip(decl.text)).split("\n"), "```", ""]
                     out += doc_block(decl.doc)
-    reexported = [(n, src) for n, src in mod.reexports]
+    reexported = [(n, src) for n, src in mod.reexports if src not in (skip_sources or [])]
     if groups["error"] or reexported:
         out += ["### Errors", ""]
         for name, src in reexported:
@@ -1050,7 +1090,7 @@ def render_node(fmt: str, errors_mod: TsModule) -> Tuple[List[str], TsModule]:
         for name in groups["error"]:
             kind, decl = mod.find(name)[0]
             out += ts_class_like(kind, name, decl, "See [Errors](README.md#errors).")
-    return out, mod
+    return out
 
 
 # ---------------------------------------------------------------------------------------
@@ -1063,6 +1103,9 @@ def format_page(fmt: str, title: str, anchor: str, intro: str, ctx: PyContext, e
     for dotted in subs:
         py += render_python(fmt, ctx, dotted)[0]
     node, _ = render_node(fmt, errors_mod)
+    node_subs = NODE_SUBMODULES.get(fmt, [])
+    for name in node_subs:
+        node += render_node_submodule(fmt, name, errors_mod)[0]
     out = [
         f"# {title}: API reference",
         "",
@@ -1074,6 +1117,7 @@ def format_page(fmt: str, title: str, anchor: str, intro: str, ctx: PyContext, e
         f"- [Python (`polywire.{fmt}`)](#python-polywire{fmt})",
         *[f"- [Python (`polywire.{d}`)](#python-polywire{d.replace('.', '')})" for d in subs],
         f"- [Node (`polywire/{fmt}`)](#node-polywire{fmt})",
+        *[f"- [Node (`polywire/{fmt}`: `{n}.d.ts`)](#node-polywire{fmt}-{n}dts)" for n in node_subs],
         "",
     ]
     return finish(out + py + node)
@@ -1181,6 +1225,7 @@ def index_page(ctx: PyContext, errors_mod: TsModule, node_mods: Dict[str, TsModu
     # Node
     node_errors: List[Tuple[str, str, str, TsDecl]] = []  # (name, base, file, decl)
     sources = [("errors.d.ts", errors_mod)] + [(f"{fmt}.d.ts", m) for fmt, m in node_mods.items()]
+    sources += [(f"{n}.d.ts", TsModule(NODE_DIR / f"{n}.d.ts")) for fmt in node_mods for n in NODE_SUBMODULES.get(fmt, [])]
     for fname, tmod in sources:
         for kind, name, decl in tmod.decls:
             m = re.search(r"\bextends\s+([\w$.]+)", _body(decl.text)[0]) if kind == "class" else None

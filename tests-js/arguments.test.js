@@ -26,7 +26,9 @@ const FORMATS = { kado, toon, tether, axon, kameo, llm }
 // Codes: FORMAT_WHAT (digits allowed after the first letter: KADO_INVALID_UTF8);
 // AXON's codes are the protocol's own (`invalid_envelope`, ...).
 const CODE = /^[A-Z][A-Z0-9]*_[A-Z0-9_]+$/
-const isCode = (format, code) => typeof code === 'string' && (CODE.test(code) || (format === 'axon' && axon.ERROR_CODES.includes(code)))
+// The daemon client's errors carry the daemon's codes (`invalid_command`, ...).
+const isCode = (format, code) =>
+  typeof code === 'string' && (CODE.test(code) || (format === 'axon' && (axon.ERROR_CODES.includes(code) || axon.DAEMON_ERROR_CODES.includes(code))))
 // What N-API's own argument conversion says (or V8's, uncaught).
 const NAPI_TEXT = /Failed to convert|napi|rust type|[A-Z][a-z]+Expected\b|InvalidArg|GenericFailure|call stack|Cannot convert|is not a function|is not iterable|Cannot read prop|undefined \(reading/i
 
@@ -102,6 +104,11 @@ const ANSWER = tether.encodeAnswer(7, { uuid: UUID })
 const HEADER = { version: 1, type: 1, payloadLength: 0, sequenceId: 0, timestamp: 0 }
 const AXON1_REQUEST = axon.axon1.request({ question: 'q' }, { id: UUID })
 const OTHER_PUBKEY = 'O2onvM62pC1io6jQKm8Nc2UyFXcd4kOmOsBIoYtZ2ik='
+// axon's DaemonClient: a fake daemon's socket (started on first use) and a peer it knows.
+const { FakeDaemon, newKey } = require('./fake_axon_daemon.js')
+const SWEEP_DIR = require('node:fs').mkdtempSync('/tmp/pwa-')
+const SWEEP_SOCK = require('node:path').join(SWEEP_DIR, 'axon.sock')
+const SWEEP_PEER = newKey(1)[2]
 
 async function collect(iterable) {
   const out = []
@@ -430,6 +437,27 @@ const SWEEP = {
     [(v) => kameo.encodeRequest(kameo.tell(1, 'a', 'm', new Uint8Array(2), { mailboxTimeout: v })), [{ secs: 1, nanos: 2 }], ['mailboxTimeout']],
     [(v) => kameo.encodeRequest(kameo.tell(1, 'a', 'm', new Uint8Array(2), { immediate: v })), [false], ['immediate']],
   ],
+  // ---------------------------------------------------------- axon's DaemonClient (one fake daemon serves the methods)
+  'axon.DaemonClient': [[(k) => new axon.DaemonClient(k), [1], [null], { coded: true }]],
+  'axon.DaemonClient.connect': [
+    [async (o) => { await sweepDaemon(); await (await axon.DaemonClient.connect(o)).close() }, [{ path: SWEEP_SOCK }], ['options'], { coded: true }],
+    [async (v) => { await sweepDaemon(); await (await axon.DaemonClient.connect({ path: v })).close() }, [SWEEP_SOCK], ['path']],
+    [async (v) => { await sweepDaemon(); await (await axon.DaemonClient.connect({ path: SWEEP_SOCK, timeout: v })).close() }, [5], ['timeout']],
+    [async (v) => { await sweepDaemon(); await (await axon.DaemonClient.connect({ path: SWEEP_SOCK, maxEvents: v })).close() }, [10], ['maxEvents']],
+  ],
+  'axon.DaemonClient#close': [[async () => { await sweepDaemon(); await (await axon.DaemonClient.connect(SWEEP_SOCK)).close() }, [], []]],
+  'axon.DaemonClient#send': [
+    [async (...a) => (await sweepClient()).send(...a), [SWEEP_PEER, { a: 1 }, {}], ['to', null, 'options']],
+    [async (v) => (await sweepClient()).send(SWEEP_PEER, {}, { kind: v }), ['message'], ['kind']],
+    [async (v) => (await sweepClient()).send(SWEEP_PEER, {}, { timeoutSecs: v }), [5], ['timeoutSecs']],
+    [async (v) => (await sweepClient()).send(SWEEP_PEER, {}, { ref: v }), [UUID], ['ref']],
+  ],
+  // Adding the same peer twice is the daemon's invalid_command: coded.
+  'axon.DaemonClient#addPeer': [
+    [async (t) => (await sweepClient()).addPeer(t), ['axon://O2onvM62pC1io6jQKm8Nc2UyFXcd4kOmOsBIoYtZ2ik@127.0.0.1:7100'], [['token', 'pubkey']], { coded: true }],
+    [async (v) => (await sweepClient()).addPeer({ pubkey: v, addr: '127.0.0.1:1' }), ['GX9rI+FshTLGq8g4+s1ep4m+DHaykgM0A5v6iz02jWE='], ['pubkey'], { coded: true }],
+    [async (v) => (await sweepClient()).addPeer({ pubkey: '6kpsY+KcUgq+9VB7Ey7F+ZVHdq6+vnuSQh7qaRRG0iw=', addr: v }), ['127.0.0.1:1'], ['addr'], { coded: true }],
+  ],
   // ---------------------------------------------------------- kameo's Node (one node serves the methods)
   'kameo.Node': [[(k) => new kameo.Node(k), [1], [null], { coded: true }]],
   'kameo.Node.start': [
@@ -489,12 +517,34 @@ async function echoRef() {
 test.after(() => SWEEP_NODE?.close())
 
 // axon's Peer: one peer for the sweep of its methods.
-let SWEEP_PEER = null
+let SWEEP_AXON_PEER = null
 async function sweepPeer() {
-  SWEEP_PEER ??= await axon.Peer.start()
-  return SWEEP_PEER
+  SWEEP_AXON_PEER ??= await axon.Peer.start()
+  return SWEEP_AXON_PEER
 }
-test.after(() => SWEEP_PEER?.close())
+test.after(() => SWEEP_AXON_PEER?.close())
+// axon's DaemonClient: one fake daemon (tests-js/fake_axon_daemon.js) and one
+// client for the sweep of its methods.
+let SWEEP_DAEMON = null
+let SWEEP_CLIENT = null
+async function sweepDaemon() {
+  if (SWEEP_DAEMON === null) {
+    SWEEP_DAEMON = new FakeDaemon(SWEEP_SOCK)
+    await SWEEP_DAEMON.start()
+    SWEEP_DAEMON.add(1)
+  }
+  return SWEEP_DAEMON
+}
+async function sweepClient() {
+  await sweepDaemon()
+  SWEEP_CLIENT ??= await axon.DaemonClient.connect(SWEEP_SOCK)
+  return SWEEP_CLIENT
+}
+test.after(async () => {
+  await SWEEP_CLIENT?.close()
+  await SWEEP_DAEMON?.stop()
+  require('node:fs').rmSync(SWEEP_DIR, { recursive: true, force: true })
+})
 
 // Exports that need no sweep entry, each with the reason.
 const EXEMPT = {
@@ -503,6 +553,11 @@ const EXEMPT = {
   'kado.FrameDecoder#finish': 'takes no arguments',
   'tether.TetherSymbol#toString': 'takes no arguments',
   'tether.TetherUuid#toString': 'takes no arguments',
+  'axon.DaemonClient.defaultPath': 'takes no arguments',
+  'axon.DaemonClient#peers': 'takes no arguments',
+  'axon.DaemonClient#status': 'takes no arguments',
+  'axon.DaemonClient#whoami': 'takes no arguments',
+  'axon.DaemonClient#events': 'takes no arguments',
 }
 // Error classes: constructed by polywire (a user who constructs one passes
 // what they like, as with Error itself).
@@ -685,6 +740,7 @@ const CODES = [
   [() => axon.decode(axon.encode(REQUEST), { fillDefaults: 'yes' }), ['TypeError', 'invalid_envelope']],
   [() => axon.errorEnvelope(REQUEST, 'internal', 'm', { retryable: 1 }), ['TypeError', 'invalid_envelope']],
   [() => axon.agentId('x'), ['TypeError', 'invalid_envelope']],
+  [() => new axon.DaemonClient(), ['TypeError', 'AXON_INVALID_ARGUMENT']],
   // TOON: the reference's TypeError for a lone surrogate, with Python's code.
   [() => toon.encode({ a: '\ud800' }), ['TypeError', 'TOON_UNPAIRED_SURROGATE']],
   [() => toon.decode(5), ['TypeError', 'TOON_INVALID_ARGUMENT']],

@@ -293,6 +293,25 @@ SWEEP = {
     ],
     "axon.Session.expire": [case(lambda now_ms: session().expire(now_ms=now_ms), now_ms=1000)],
     "axon.Session.forget": [case(lambda id: session().forget(id), id="x")],
+    # ------------------------------------------------------------ axon's DaemonClient (one fake daemon, on DLOOP)
+    "axon.DaemonClient": [
+        case(lambda key: axon.DaemonClient(key), unnamed={"key"}, coded=True, key=1),
+        # connect() (a classmethod, which the table does not list by itself).
+        case(lambda path, timeout, max_events: on_daemon(lambda c: connect_and_close(path, timeout, max_events)),
+             coded=True, path="<fake>", timeout=5.0, max_events=10),
+    ],
+    "axon.DaemonClient.send": [
+        case(lambda to, payload, kind, timeout_secs, ref:
+             on_daemon(lambda c: c.send(_fake_value(to), payload, kind=kind, timeout_secs=timeout_secs, ref=ref)),
+             to="<peer>", payload={"a": 1}, kind="request", timeout_secs=5, ref="6fc0ec4f-e59f-4bea-9d57-0d9fdd1108f1"),
+    ],
+    # Adding the same peer twice is the daemon's invalid_command: coded.
+    "axon.DaemonClient.add_peer": [
+        case(lambda token: on_daemon(lambda c: c.add_peer(token)), coded=True,
+             token="axon://O2onvM62pC1io6jQKm8Nc2UyFXcd4kOmOsBIoYtZ2ik@127.0.0.1:7100"),
+        case(lambda pubkey, addr: on_daemon(lambda c: c.add_peer(pubkey=pubkey, addr=addr)), coded=True,
+             pubkey="GX9rI+FshTLGq8g4+s1ep4m+DHaykgM0A5v6iz02jWE=", addr="127.0.0.1:7100"),
+    ],
     # ------------------------------------------------------------ llm
     "llm.count_tokens": [case(lambda text, encoding: llm.count_tokens(text, encoding), text="hello", encoding="cl100k_base")],
     "llm.encode_for_llm": [
@@ -464,6 +483,49 @@ def echo_ref(node):
     return ECHO
 
 
+# axon's DaemonClient: one fake daemon (tests-py/fake_axon_daemon.py) and one client on
+# DLOOP serve the sweep of its methods; "<fake>" and "<peer>" stand for its socket and a
+# peer it knows.
+DLOOP = None
+DAEMON = None
+CLIENT = None
+DAEMON_DIR = None
+
+
+def on_daemon(make):
+    global DLOOP, DAEMON, CLIENT, DAEMON_DIR
+    if DLOOP is None:
+        import asyncio
+        import os
+        import tempfile
+
+        from fake_axon_daemon import FakeDaemon
+
+        DLOOP = asyncio.new_event_loop()
+        DAEMON_DIR = tempfile.mkdtemp(prefix="pwa-", dir="/tmp")
+
+        async def start():
+            fake = await FakeDaemon(os.path.join(DAEMON_DIR, "axon.sock")).start()
+            fake.add(1)
+            return fake, await axon.DaemonClient.connect(fake.path)
+
+        DAEMON, CLIENT = DLOOP.run_until_complete(start())
+    return DLOOP.run_until_complete(make(CLIENT))
+
+
+def _fake_value(value):
+    if value == "<fake>":
+        return DAEMON.path
+    if value == "<peer>":
+        return next(iter(DAEMON.peers))
+    return value
+
+
+async def connect_and_close(path, timeout, max_events):
+    client = await axon.DaemonClient.connect(_fake_value(path), timeout=timeout, max_events=max_events)
+    await client.close()
+
+
 @pytest.fixture(scope="module", autouse=True)
 def close_the_node():
     yield
@@ -473,6 +535,13 @@ def close_the_node():
         LOOP.run_until_complete(PEER_.close())
     if LOOP is not None:
         LOOP.close()
+    if DLOOP is not None:
+        import shutil
+
+        DLOOP.run_until_complete(CLIENT.close())
+        DLOOP.run_until_complete(DAEMON.stop())
+        DLOOP.close()
+        shutil.rmtree(DAEMON_DIR, ignore_errors=True)
 
 
 # Public callables that need no sweep entry, each with the reason.
@@ -488,6 +557,12 @@ EXEMPT = {
     "axon.Peer.close": "takes no arguments",
     "axon.Peer.peers": "takes no arguments",
     "axon.Peer.inbound": "takes no arguments (an async iterator)",
+    "axon.DaemonClient.default_path": "takes no arguments",
+    "axon.DaemonClient.close": "takes no arguments",
+    "axon.DaemonClient.peers": "takes no arguments",
+    "axon.DaemonClient.status": "takes no arguments",
+    "axon.DaemonClient.whoami": "takes no arguments",
+    "axon.DaemonClient.events": "takes no arguments",
 }
 
 
@@ -534,7 +609,8 @@ def problem_of(key: str, call, args: dict, name: str | None) -> tuple[BaseExcept
         if not isinstance(e, polywire.PolywireError):
             return e, f"not a PolywireError: {desc}"
         code = getattr(e, "code", None)
-        if not (isinstance(code, str) and (CODE.match(code) or (key.startswith("axon.") and code in axon.ERROR_CODES))):
+        axon_code = code in axon.ERROR_CODES or code in axon.DAEMON_ERROR_CODES
+        if not (isinstance(code, str) and (CODE.match(code) or (key.startswith("axon.") and axon_code))):
             return e, f"no polywire code: {desc}"
         if str(e).startswith("argument '"):
             return e, f"PyO3's conversion message: {desc}"
@@ -605,6 +681,7 @@ def test_integer_bounds_and_codes():
     assert code_of(lambda: axon.decode(axon.encode(REQUEST), fill_defaults="yes")) == ("PolywireTypeError", "invalid_envelope")
     assert code_of(lambda: axon.error_envelope(REQUEST, "internal", "m", retryable=1)) == ("PolywireTypeError", "invalid_envelope")
     assert code_of(lambda: axon.agent_id("x")) == ("PolywireTypeError", "invalid_envelope")
+    assert code_of(lambda: axon.DaemonClient()) == ("PolywireTypeError", "AXON_INVALID_ARGUMENT")
     assert code_of(lambda: kameo.actor_id(-1)) == ("KameoError", "KAMEO_INVALID_VALUE")
     assert code_of(lambda: kameo.actor_id({})) == ("PolywireTypeError", "KAMEO_INVALID_ARGUMENT")
     assert code_of(lambda: kameo.actor_id_to_bytes("1")) == ("PolywireTypeError", "KAMEO_INVALID_ARGUMENT")

@@ -8,6 +8,7 @@ after more than a block of output leaves the same whole blocks from both command
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -19,7 +20,6 @@ import pytest
 
 from conftest import NODE_PACKAGE
 from polywire import toon
-from polywire.cli import _Pairs, json_pieces
 
 NODE = shutil.which("node")
 TARGET = 200_000_000
@@ -117,9 +117,11 @@ def test_200_mb_streams_in_bounded_memory():
 
 
 def expected_json(text: str) -> bytes:
-    """What the whole-text path writes (loads, then the JSON writer)."""
-    value = toon.loads(text, object_pairs_hook=_Pairs)
-    return ("".join(json_pieces(value, 2)) + "\n").encode()
+    """What the whole-text decoder reads, as JSON.stringify(value, null, 2) writes it (for
+    this document json.dumps writes the same: no duplicate keys, no integer-like keys, no
+    number Python writes otherwise)."""
+    value = toon.loads(text)
+    return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode()
 
 
 def test_output_is_the_whole_text_decoders():

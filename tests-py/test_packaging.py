@@ -27,7 +27,7 @@ def test_one_version_everywhere():
     version = cargo_version()
     assert re.fullmatch(r"\d+\.\d+\.\d+(?:[-.+][0-9A-Za-z.-]+)?", version)
     # Every crate inherits it.
-    for manifest in ["core", "bindings-python", "bindings-node"]:
+    for manifest in ["core", "cli", "bindings-python", "bindings-node"]:
         text = (ROOT / manifest / "Cargo.toml").read_text(encoding="utf-8")
         assert "version.workspace = true" in text, manifest
     # maturin takes it from Cargo: pyproject does not spell it out.
@@ -89,3 +89,37 @@ def test_submodules_as_attributes():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+def test_the_sdist_build_fails_at_once_without_rust(tmp_path):
+    # Where no wheel fits, pip builds the sdist: without Rust, maturin alone would download a
+    # toolchain (over a gigabyte) and compile in silence; polywire's backend stops at once.
+    pytest_ = __import__("pytest")
+    pytest_.importorskip("maturin")
+    code = "import sys; sys.path.insert(0, sys.argv[1]); import polywire_build as b; print(b.get_requires_for_build_wheel())"
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": ":".join(p for p in sys.path if p)}
+    r = subprocess.run([sys.executable, "-c", code, str(ROOT / "build-backend")], capture_output=True, text=True, env=env, timeout=60)
+    assert r.returncode != 0
+    assert "no Rust toolchain (cargo) was found on PATH" in r.stderr and "https://rustup.rs" in r.stderr, r.stderr
+    # Asked for, maturin's download goes ahead.
+    r = subprocess.run([sys.executable, "-c", code, str(ROOT / "build-backend")], capture_output=True, text=True, env={**env, "POLYWIRE_BUILD_INSTALL_RUST": "1"}, timeout=60)
+    assert r.returncode == 0 and "puccinialin" in r.stdout, r.stderr
+    # With Rust there, the requirements are maturin's.
+    r = subprocess.run([sys.executable, "-c", code, str(ROOT / "build-backend")], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "puccinialin" not in r.stdout, r.stderr
+
+
+def test_the_sdist_ships_its_build_backend():
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'build-backend = "polywire_build"' in text and 'backend-path = ["build-backend"]' in text
+    assert '{ path = "build-backend/polywire_build.py", format = "sdist" }' in text
+
+
+def test_tab_completion_lists_each_module_s_api_only():
+    import importlib
+
+    for name in ["polywire.kado", "polywire.toon", "polywire.tether", "polywire.kameo", "polywire.llm"]:
+        module = importlib.import_module(name)
+        shown = [n for n in dir(module) if not n.startswith("_")]
+        assert shown == sorted(module.__all__), name
+        assert "annotations" not in shown and "Any" not in shown

@@ -8,6 +8,7 @@ everything it does, the typing-only imports included, works at runtime.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from typing_extensions import assert_type
 
     from polywire.axon import Envelope, Inbound, Kind, Outbound, Pending
+    from polywire.axon_daemon import DaemonEnvelope, DaemonEvent, DaemonIdentity, DaemonPeer, DaemonStatus
     from polywire.kado import Header, Message, RawMessage
     from polywire.kameo import ActorId, Duration, Registration
     from polywire.tether import TetherValue
@@ -228,6 +230,40 @@ def toon_stream_usage() -> None:
         assert error_fields(e)[0] == "TOON_LENGTH_MISMATCH"
 
 
+# ------------------------------------------------------------------ the daemon client
+
+
+async def daemon_session(path: str) -> list[DaemonEvent]:
+    """A session with a running daemon (type-checked; run only up to the connection)."""
+    async with await axon.DaemonClient.connect(path, timeout=5.0, max_events=100) as client:
+        me: DaemonIdentity = await client.whoami()
+        status: DaemonStatus = await client.status()
+        peers: list[DaemonPeer] = await client.peers()
+        agent: str = await client.add_peer("axon://6kpsY-KcUgq-9VB7Ey7F-ZVHdq6-vnuSQh7qaRRG0iw@127.0.0.1:7100")
+        await client.add_peer(pubkey=me["public_key"], addr="127.0.0.1:7101")
+        reply: DaemonEnvelope = await client.send(agent, {"question": "hi"}, timeout_secs=5)
+        msg_id: str = await client.send(agent, {"data": 1}, kind="message", ref=reply.get("ref"))
+        assert status["uptime_secs"] >= 0 and msg_id and peers is not None
+        events: list[DaemonEvent] = []
+        async for event in client.events():
+            events.append(event)
+            if event.get("event") == "pair_request" or len(events) == 2:
+                break
+        assert_type(client.dropped_events, int)
+        return events
+
+
+def daemon_usage() -> None:
+    try:
+        asyncio.run(daemon_session("/nonexistent/axon.sock"))
+    except axon.DaemonUnavailableError as e:
+        assert e.code == "AXON_DAEMON_UNAVAILABLE" and isinstance(e, AxonError)
+        assert isinstance(e, axon.AxonDaemonError) and e.message == str(e)
+    else:
+        raise AssertionError("no daemon runs there")
+    assert "timeout" in axon.DAEMON_ERROR_CODES and axon.DAEMON_MAX_COMMAND_SIZE == 65536
+
+
 # ------------------------------------------------------------------ misuse
 
 
@@ -238,12 +274,16 @@ def misuse() -> None:
     kado.decode("text")  # type: ignore[arg-type]
     kado.MessageType(1).payload  # type: ignore[attr-defined]
     tether.encode(1.5)  # type: ignore[arg-type]
+    from polywire import toon
+
+    toon.dumps([1], delimiter=";")  # type: ignore[arg-type]
     tether.Symbol(b"x")  # type: ignore[arg-type]
     axon.envelope(A, B, "shout", {})  # type: ignore[arg-type]
     axon.Session(A, no_such_option=1)  # type: ignore[call-arg]
     kameo.ask(who_is="x")  # type: ignore[call-arg]
     kameo.duration("1s")  # type: ignore[arg-type]
     axon.Peer(1).serve(5)  # type: ignore[arg-type]
+    axon.DaemonClient.connect(max_events="5")  # type: ignore[arg-type, unused-coroutine]
 
     class MyDecoder(kado.FrameDecoder):  # type: ignore[misc]
         pass
@@ -258,4 +298,5 @@ if __name__ == "__main__":
     asyncio.run(axon_peer_usage())
     kameo_usage()
     toon_stream_usage()
+    daemon_usage()
     print("ok")

@@ -6,6 +6,7 @@
 //! values through N-API, and turn native errors into typed error classes.
 
 mod axon;
+mod cli;
 mod errors;
 mod jsbuf;
 mod kado;

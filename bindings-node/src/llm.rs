@@ -43,7 +43,7 @@ fn read_text(env: &Env, text: &Unknown<'_>) -> Result<String> {
 #[napi(js_name = "llmCountTokens", ts_args_type = "text: string, encoding?: string | undefined | null")]
 pub fn count_tokens(env: &Env, text: Unknown<'_>, encoding: Option<String>) -> Result<u32> {
     let text = read_text(env, &text)?;
-    let n = tokenizer(encoding)?.count(&text).napi()?;
+    let n = tokenizer(encoding)?.count_owned(text).napi()?;
     Ok(u32::try_from(n).unwrap_or(u32::MAX))
 }
 

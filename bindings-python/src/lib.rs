@@ -6,6 +6,7 @@
 //! docstrings) lives in the `polywire` Python package.
 
 mod buffer;
+mod cli;
 mod errors;
 mod axon;
 mod axon_peer;
@@ -38,6 +39,7 @@ fn _polywire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     kameo::register(m)?;
     kameo_peer::register(m)?;
     llm::register(m)?;
+    cli::register(m)?;
     Ok(())
 }
 

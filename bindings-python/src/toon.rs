@@ -42,7 +42,6 @@ pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_function(wrap_pyfunction!(loads, m)?)?;
         m.add_function(wrap_pyfunction!(format_number, m)?)?;
         m.add_class::<stream::StreamDecoder>()?;
-        m.add_class::<stream::JsonStream>()?;
         m.add("MAX_DEPTH", MAX_DEPTH)?;
         m.add("MAX_INDENT", MAX_INDENT)?;
         Ok(())

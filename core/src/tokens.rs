@@ -2,8 +2,9 @@
 //! identical to `tiktoken`'s `encode_ordinary`, and Hugging Face
 //! `tokenizer.json` files (through the `tokenizers` crate).
 //!
-//! The ranks come from the `tiktoken-rs` crate, which ships them inside it
-//! (nothing is downloaded). Counting does not go through its `CoreBPE`,
+//! The ranks come from the rank files the `tiktoken-rs` crate ships (nothing
+//! is downloaded), turned at build time into tables read in place
+//! (`tokens_table.rs`: no parsing at first use). Counting does not go through its `CoreBPE`,
 //! though: that is slower than the JavaScript tokenizers, and quadratic in
 //! the length of a piece. Here:
 //!
@@ -42,6 +43,8 @@ mod hf;
 mod long;
 #[path = "tokens_scan.rs"]
 mod scan;
+#[path = "tokens_table.rs"]
+mod table;
 #[cfg(all(target_arch = "x86_64", not(any(polywire_portable, feature = "portable"))))]
 #[path = "tokens_window.rs"]
 mod window;
@@ -73,6 +76,7 @@ impl Encoding {
     }
 
     /// The number of ordinary tokens (ranks `0..n`, special tokens aside).
+    #[cfg(test)]
     fn ordinary_tokens(self) -> u32 {
         match self {
             Encoding::O200kBase => 199_998,
@@ -143,7 +147,7 @@ thread_local! {
 /// One of the built-in byte-pair encodings, loaded.
 pub struct Bpe {
     encoding: Encoding,
-    ranks: FxHashMap<Box<[u8]>, u32>,
+    ranks: table::RankTable,
     classes: &'static scan::Classes,
 }
 
@@ -269,20 +273,8 @@ impl Bpe {
     }
 
     fn load(encoding: Encoding) -> Bpe {
-        // The rank files ship inside tiktoken-rs, which checks them when it
-        // parses them; a failure here is a broken build, not bad input.
-        let core = match encoding {
-            Encoding::O200kBase => tiktoken_rs::o200k_base(),
-            Encoding::Cl100kBase => tiktoken_rs::cl100k_base(),
-        }
-        .expect("tiktoken-rs ships its rank files");
-        let n = encoding.ordinary_tokens();
-        let mut ranks = FxHashMap::with_capacity_and_hasher(n as usize, Default::default());
-        for rank in 0..n {
-            let bytes = core.decode_bytes(&[rank]).expect("the ordinary ranks are dense");
-            ranks.insert(bytes.into_boxed_slice(), rank);
-        }
-        Bpe { encoding, ranks, classes: scan::classes() }
+        // The table is in the binary, read in place (`tokens_table.rs`).
+        Bpe { encoding, ranks: table::RankTable::get(encoding), classes: scan::classes() }
     }
 
     /// Which encoding this is.
@@ -320,8 +312,8 @@ impl Bpe {
     pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
         checked(|| {
             let mut out = Vec::new();
-            self.for_each_piece(text, &mut |piece| match self.ranks.get(piece) {
-                Some(&rank) => out.push(rank),
+            self.for_each_piece(text, &mut |piece| match self.ranks.rank(piece) {
+                Some(rank) => out.push(rank),
                 None => self.merge(piece, |token| out.push(self.rank(token))),
             });
             out
@@ -340,7 +332,7 @@ impl Bpe {
 
     fn rank(&self, token: &[u8]) -> u32 {
         // Every merge result and every single byte is a token.
-        self.ranks.get(token).copied().unwrap_or(u32::MAX)
+        self.ranks.rank(token).unwrap_or(u32::MAX)
     }
 
     fn for_each_piece<'t>(&self, text: &'t str, f: &mut impl Pieces<'t>) {
@@ -461,7 +453,7 @@ impl Bpe {
     }
 
     fn uncached_count(&self, piece: &[u8]) -> usize {
-        if self.ranks.contains_key(piece) {
+        if self.ranks.rank(piece).is_some() {
             1
         } else {
             self.merged_count(piece)
@@ -1021,6 +1013,23 @@ impl Tokenizer {
             Tokenizer::Bpe(b) => Ok(count_on_two_threads(b, &[text], PARALLEL_FROM)?.into_iter().sum()),
             Tokenizer::Hf(h) => h.count(text),
         }
+    }
+
+    /// [`Tokenizer::count`] of a text the caller gives up: shared with the
+    /// helper thread as it is, where `count` copies it (a binding that made
+    /// the text for the count, reading a JavaScript string, say, saves the
+    /// copy).
+    pub fn count_owned(&self, text: String) -> Result<usize> {
+        let Tokenizer::Bpe(bpe) = self else { return self.count(&text) };
+        if text.len() < PARALLEL_FROM {
+            return bpe.count(&text);
+        }
+        let ends = chunk_ends(text.as_bytes(), 0);
+        let turn = if ends.len() > 1 { HelperTurn::take() } else { None };
+        let Some(_turn) = turn else { return bpe.count(&text) };
+        let shared = std::sync::Arc::new(ChunkedText::with_ends(Some(bpe), text, 0, ends));
+        let _ = send_to_helper(vec![shared.clone()]);
+        Ok(count_shared(&[shared])?.into_iter().sum())
     }
 
     /// The numbers of tokens of several texts (the candidates of one value).
@@ -1750,6 +1759,23 @@ mod tests {
     }
 
     #[test]
+    fn owned_texts_count_as_borrowed_ones_do() {
+        let mut rnd = xorshift(0x0A1B_2C3D_4E5F_6071);
+        let words = ["key", ": ", "value", " é", "\n", "  ", "12345", ",", "😀", "x"];
+        let texts: Vec<String> = [10, 40_000, 100_000]
+            .iter()
+            .map(|&n| (0..n).map(|_| words[(rnd() % words.len() as u64) as usize]).collect())
+            .chain(["a".repeat(PARALLEL_FROM * 3), String::new()])
+            .collect();
+        for e in Encoding::ALL {
+            let t = Tokenizer::Bpe(Bpe::get(e));
+            for text in &texts {
+                assert_eq!(t.count_owned(text.clone()).unwrap(), t.count(text).unwrap(), "{e:?} {}", text.len());
+            }
+        }
+    }
+
+    #[test]
     fn sessions_count_each_text_as_a_whole_count_does() {
         let mut rnd = xorshift(0x5EED_C0FF_EE00);
         let pieces = ["key", ": ", "value", " é", "\n", "  ", "12345", ",", "\t", "/", "😀", "x"];
@@ -2006,7 +2032,7 @@ mod tests {
             for len in 1..=3u32 {
                 for k in 0..10usize.pow(len) {
                     let digits = format!("{k:0width$}", width = len as usize);
-                    assert!(bpe.ranks.contains_key(digits.as_bytes()), "{digits} is not a token of {e:?}");
+                    assert!(bpe.ranks.rank(digits.as_bytes()).is_some(), "{digits} is not a token of {e:?}");
                     n += 1;
                 }
             }

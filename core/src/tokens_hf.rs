@@ -109,7 +109,17 @@ impl HfTokenizer {
     }
 
     fn load(json: &[u8]) -> Result<HfTokenizer> {
-        let plain = tokenizers::Tokenizer::from_bytes(json).map_err(invalid)?.into_inner();
+        // Read as JSON first, and two parts `tokenizers` panics on when they
+        // are malformed taken care of: the decoder (counting never decodes)
+        // goes, and a `Precompiled` normalizer must read on its own.
+        let mut value: Value = serde_json::from_slice(json).map_err(invalid)?;
+        if let Some(decoder) = value.get_mut("decoder") {
+            *decoder = Value::Null;
+        }
+        if let Some(normalizer) = value.get("normalizer") {
+            check_precompiled(normalizer)?;
+        }
+        let plain = serde_json::from_value::<tokenizers::Tokenizer>(value).map_err(invalid)?.into_inner();
         // The pieces that run patterns, rebuilt from their own serde form.
         let normalizer = match plain.get_normalizer() {
             Some(n) => Some(GuardedNormalizer::from_value(&serde_json::to_value(n).map_err(invalid)?)?),
@@ -150,6 +160,21 @@ impl HfTokenizer {
             ),
             _ => Error::new(Format::Llm, "LLM_TOKENIZE_FAILED", format!("the tokenizer failed: {e}")),
         })
+    }
+}
+
+/// Every `Precompiled` normalizer in `normalizer` (or its `Sequence`s) must
+/// read as one: `tokenizers` reads it with an `expect`.
+fn check_precompiled(normalizer: &Value) -> Result<()> {
+    match normalizer.get("type").and_then(Value::as_str) {
+        Some("Precompiled") => serde_json::from_value::<tokenizers::normalizers::Precompiled>(normalizer.clone())
+            .map(|_| ())
+            .map_err(|e| invalid(format_args!("its Precompiled normalizer: {e}"))),
+        Some("Sequence") => normalizer
+            .get("normalizers")
+            .and_then(Value::as_array)
+            .map_or(Ok(()), |items| items.iter().try_for_each(check_precompiled)),
+        _ => Ok(()),
     }
 }
 

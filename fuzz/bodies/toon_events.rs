@@ -6,7 +6,7 @@
 //! given the text in pieces the input picks (split anywhere, even inside a
 //! character: fed as bytes through `Utf8Decoder`) or line by line, reports
 //! exactly the whole text's events and error. Never a panic. (The property
-//! tests in `core/src/toon/decode.rs` check the events themselves.)
+//! tests in `core/src/toon/decode/tests.rs` check the events themselves.)
 //!
 //! Shared by the cargo-fuzz target and `core/tests/fuzz_corpus.rs`, which
 //! replays the committed seeds (`fuzz/corpus-seed/toon_events/`) on stable.

@@ -22,6 +22,7 @@ __all__ = [
     "kameo",
     "kameo_peer",
     "llm",
+    "cli",
 ]
 
 __version__: str
@@ -95,3 +96,5 @@ axon_peer: ModuleType
 kameo: ModuleType
 kameo_peer: ModuleType
 llm: ModuleType
+cli: ModuleType
+"""``cli.main(argv) -> int``: the ``polywire`` command (see :mod:`polywire.cli`)."""

@@ -19,6 +19,11 @@ error reply for a peer is ``error_envelope(request, e.code, e.msg)``.
 completes" (unidirectional messages dropped, bidirectional requests answered
 ``not_authorized``), matches replies to requests by ``ref`` and drops an ``id`` seen in the
 last 300 s. Pass the clock in (``now_ms``) for deterministic behaviour.
+
+:class:`DaemonClient` (from :mod:`polywire.axon_daemon`, pure Python) talks to a running
+upstream daemon (v0.7.x and main) over its Unix socket: ``send`` requests and messages,
+``peers``, ``status``, ``whoami``, ``add_peer`` and its ``inbound`` and ``pair_request``
+events; its errors are :class:`AxonDaemonError` subclasses.
 """
 
 from __future__ import annotations
@@ -650,3 +655,26 @@ def _fail_safely(req, e: BaseException) -> None:
             req.fail("handler_error", "the handler failed, and its error could not be turned into a reply", False)
         except Exception:  # noqa: BLE001
             pass
+
+# The client of a local upstream daemon (pure Python, asyncio).
+from polywire.axon_daemon import (  # noqa: E402
+    DAEMON_ERROR_CODES,
+    DAEMON_MAX_COMMAND_SIZE,
+    AxonDaemonError,
+    DaemonClient,
+    DaemonClosedError,
+    DaemonCommandTooLargeError,
+    DaemonDisconnectedError,
+    DaemonInternalError,
+    DaemonInvalidCommandError,
+    DaemonPeerNotFoundError,
+    DaemonPeerUnreachableError,
+    DaemonProtocolError,
+    DaemonReplyTimeoutError,
+    DaemonSelfSendError,
+    DaemonTimeoutError,
+    DaemonUnavailableError,
+)
+from polywire import axon_daemon as _daemon  # noqa: E402
+
+__all__ += _daemon.__all__

@@ -4,6 +4,24 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Final, Iterable, Lit
 
 from types import ModuleType
 from polywire._polywire import AxonError as AxonError
+from polywire.axon_daemon import (
+    DAEMON_ERROR_CODES as DAEMON_ERROR_CODES,
+    DAEMON_MAX_COMMAND_SIZE as DAEMON_MAX_COMMAND_SIZE,
+    AxonDaemonError as AxonDaemonError,
+    DaemonClient as DaemonClient,
+    DaemonClosedError as DaemonClosedError,
+    DaemonCommandTooLargeError as DaemonCommandTooLargeError,
+    DaemonDisconnectedError as DaemonDisconnectedError,
+    DaemonInternalError as DaemonInternalError,
+    DaemonInvalidCommandError as DaemonInvalidCommandError,
+    DaemonPeerNotFoundError as DaemonPeerNotFoundError,
+    DaemonPeerUnreachableError as DaemonPeerUnreachableError,
+    DaemonProtocolError as DaemonProtocolError,
+    DaemonReplyTimeoutError as DaemonReplyTimeoutError,
+    DaemonSelfSendError as DaemonSelfSendError,
+    DaemonTimeoutError as DaemonTimeoutError,
+    DaemonUnavailableError as DaemonUnavailableError,
+)
 
 __all__ = [
     "AxonClosedError",
@@ -44,6 +62,23 @@ __all__ = [
     "reply",
     "same_agent",
     "validate",
+    # The daemon client (polywire.axon_daemon).
+    "DAEMON_ERROR_CODES",
+    "DAEMON_MAX_COMMAND_SIZE",
+    "AxonDaemonError",
+    "DaemonClient",
+    "DaemonClosedError",
+    "DaemonCommandTooLargeError",
+    "DaemonDisconnectedError",
+    "DaemonInternalError",
+    "DaemonInvalidCommandError",
+    "DaemonPeerNotFoundError",
+    "DaemonPeerUnreachableError",
+    "DaemonProtocolError",
+    "DaemonReplyTimeoutError",
+    "DaemonSelfSendError",
+    "DaemonTimeoutError",
+    "DaemonUnavailableError",
 ]
 
 _Bytes = bytes | bytearray | memoryview

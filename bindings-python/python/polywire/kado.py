@@ -94,3 +94,8 @@ compress = _native.compress
 decompress = _native.decompress
 is_compressed = _native.is_compressed
 FrameDecoder = _native.FrameDecoder
+
+
+def __dir__() -> list[str]:
+    # What tab completion lists: the API, not the names this module imports.
+    return sorted(__all__)

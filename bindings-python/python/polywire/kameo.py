@@ -940,3 +940,8 @@ def _fail_safely(req, e: BaseException) -> None:
             req.fail("HandlerError", pack("the handler failed, and its error could not be turned into a reply"))
         except Exception:  # noqa: BLE001
             pass
+
+
+def __dir__() -> list[str]:
+    # What tab completion lists: the API, not the names this module imports.
+    return sorted(__all__)

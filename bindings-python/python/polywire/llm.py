@@ -247,3 +247,8 @@ def safe_encode(data: Any, fallback_to_json: bool = True) -> str:
         except (TypeError, ValueError, RecursionError):
             # JSON cannot either: TOON's error, which says what and where.
             raise toon_error from None
+
+
+def __dir__() -> list[str]:
+    # What tab completion lists: the API, not the names this module imports.
+    return sorted(__all__)

@@ -127,3 +127,8 @@ def decode_message_send(data, *, latin1: bool = False, max_depth: int = DEFAULT_
 def decode_answer(data, *, latin1: bool = False, max_depth: int = DEFAULT_MAX_DEPTH) -> Answer:
     """Decode an answer frame, wire form (with UUID) or MCP form (without)."""
     return Answer(*_native.decode_answer(data, latin1, max_depth))
+
+
+def __dir__() -> list[str]:
+    # What tab completion lists: the API, not the names this module imports.
+    return sorted(__all__)

@@ -168,3 +168,8 @@ def __getattr__(name: str) -> Any:
         except ImportError as e:
             raise AttributeError(f"module 'polywire.toon' has no attribute 'pydantic': {e}") from e
     raise AttributeError(f"module 'polywire.toon' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    # What tab completion lists: the API, not the names this module imports.
+    return sorted(__all__)

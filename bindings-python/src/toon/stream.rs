@@ -1,5 +1,5 @@
 //! `polywire.toon.StreamDecoder` and `decode_stream` (through
-//! `polywire/toon.py`), and `JsonStream` for `polywire -d` (cli.py): the
+//! `polywire/toon.py`): the
 //! core's resumable decoder (`StreamDecoder`), which keeps its state between
 //! the pieces of text it is given, reads each line once and holds only the
 //! open structure and the line being read.
@@ -8,7 +8,7 @@ use super::{targ, utf8, ARG};
 use crate::errors::to_pyerr;
 use crate::pyjson::{type_name, BuildError, PyBuilder};
 use polywire::json::Builder;
-use polywire::toon::decode::{DecodeOptions, Event, JsonStream as Json, Primitive, StreamDecoder as Core, Utf8Decoder};
+use polywire::toon::decode::{DecodeOptions, Event, Primitive, StreamDecoder as Core, Utf8Decoder};
 use polywire::{Error, Format};
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -230,57 +230,3 @@ fn number<'py>(b: &mut PyBuilder<'py>, text: &str, integer: bool, value: f64) ->
     }
 }
 
-/// TOON bytes in, the document's JSON text out as `@toon-format/cli`
-/// writes it (for `polywire -d`: private; the core's `JsonStream`). Faults
-/// do not raise: the text before the fault is returned, then `failure`
-/// tells it.
-#[pyclass(module = "polywire._polywire.toon", name = "JsonStream")]
-pub struct JsonStream {
-    inner: Json,
-}
-
-#[pymethods]
-impl JsonStream {
-    /// `indent`: of the TOON text and of the JSON written. Strict mode also
-    /// makes ill-formed UTF-8 a fault (`TOON_INVALID_UTF8` at its byte
-    /// `offset`); otherwise it reads as U+FFFD.
-    #[new]
-    fn new(py: Python<'_>, indent: usize, strict: bool) -> PyResult<Self> {
-        let opts = DecodeOptions { indent, strict, ..Default::default() };
-        Ok(JsonStream { inner: Json::new(&opts).map_err(|e| to_pyerr(py, e))? })
-    }
-
-    /// The JSON text the bytes complete.
-    fn feed<'py>(&mut self, py: Python<'py>, chunk: &[u8]) -> Bound<'py, PyBytes> {
-        self.inner.feed(chunk, false);
-        self.inner.take(|b| PyBytes::new(py, b))
-    }
-
-    /// The rest of the JSON text at the end of the input (without the final
-    /// newline).
-    fn finish<'py>(&mut self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        self.inner.feed(&[], true);
-        self.inner.take(|b| PyBytes::new(py, b))
-    }
-
-    /// The fault (`ToonDecodeError`, with `source`), once there is one.
-    #[getter]
-    fn failure(&self, py: Python<'_>) -> Option<PyErr> {
-        let (e, source) = self.inner.failure()?;
-        let err = to_pyerr(py, e.clone());
-        let _ = err.value(py).setattr("source", source);
-        Some(err)
-    }
-
-    /// Characters of the TOON text read (without a leading BOM).
-    #[getter]
-    fn input_chars(&self) -> u64 {
-        self.inner.input_chars()
-    }
-
-    /// Characters of the JSON text written.
-    #[getter]
-    fn output_chars(&self) -> u64 {
-        self.inner.output_chars()
-    }
-}

@@ -1,8 +1,13 @@
 //! TOON text (Token-Oriented Object Notation), spec v4 as the reference
 //! `@toon-format/toon` 4.4.0 implements it.
+//!
+//! [`decode`] and [`encode`] are the two directions, each split by concern
+//! (their module documentation has the layout); the rules of the text that
+//! both follow (quoting, bare keys, identifier segments) are in `syntax.rs`.
 
 pub mod decode;
 pub mod encode;
+mod syntax;
 
 /// The three delimiters TOON allows inside array headers and rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

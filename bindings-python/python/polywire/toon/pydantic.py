@@ -143,3 +143,8 @@ class ToonPydanticModel(BaseModel):
         """
         data = loads(text, strict=strict is not False)
         return cls.model_validate(data, strict=strict, **kwargs)
+
+
+def __dir__() -> list[str]:
+    # What tab completion lists: the API, not the names this module imports.
+    return sorted(__all__)

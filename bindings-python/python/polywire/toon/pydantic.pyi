@@ -1,7 +1,9 @@
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 from typing_extensions import Self
+
+from polywire.toon import Delimiter
 
 __all__ = ["ToonPydanticModel"]
 
@@ -9,9 +11,9 @@ class ToonPydanticModel(BaseModel):
     """A :class:`pydantic.BaseModel` that reads and writes TOON."""
 
     @classmethod
-    def schema_to_toon(cls, *, indent_size: int = 2, delimiter: str = ",") -> str:
+    def schema_to_toon(cls, *, indent_size: int = 2, delimiter: Literal[",", "\t", "|"] | Delimiter = ",") -> str:
         """Return the model's JSON schema (``model_json_schema()``) encoded as TOON."""
-    def model_dump_toon(self, *, indent_size: int = 2, delimiter: str = ",", **kwargs: Any) -> str:
+    def model_dump_toon(self, *, indent_size: int = 2, delimiter: Literal[",", "\t", "|"] | Delimiter = ",", **kwargs: Any) -> str:
         """Serialize the model to TOON: ``model_dump(mode="json", **kwargs)`` encoded by
         :func:`polywire.toon.dumps`."""
     @classmethod

@@ -134,7 +134,10 @@ impl StreamDecoder {
                 _ => return Ok(()),
             }
         } else {
-            self.buf.len() - usize::from(self.pushed)
+            // The `\n` push_line put after the last line given ends that
+            // line, and is no empty line of its own; once let go of, it is
+            // not in `buf` any more.
+            self.buf.len() - usize::from(self.pushed && self.buf.ends_with('\n'))
         };
         let before = self.walk.pos;
         let text = self.buf.get(..end).unwrap_or_default();
