@@ -366,7 +366,7 @@ impl PeerNode {
                 let item = match to_py(py, done) {
                     Ok((kind, value)) => (token, kind, value),
                     Err(e) => {
-                        let value = (("AXON_INVALID_REPLY", e.to_string(), None::<String>, None::<String>, None::<bool>))
+                        let value = ("AXON_INVALID_REPLY", e.to_string(), None::<String>, None::<String>, None::<bool>)
                             .into_pyobject(py)?
                             .into_any();
                         (token, ERROR, value)
