@@ -406,3 +406,207 @@ export declare class Session {
   /** Requests sent and not yet answered, oldest first. */
   readonly pending: Pending[]
 }
+
+/** An axon/1 envelope: `id` (a UUID v4), `kind`, `ref` (the request it answers, or null) and `payload`. */
+export interface Envelope1 {
+  id: string
+  kind: string
+  ref: string | null
+  payload: Record<string, unknown>
+}
+
+/** Options of `axon1.message`. */
+export interface Axon1MessageOptions {
+  /** Any kind but `request`; `message` by default. */
+  kind?: string
+  ref?: string | null
+  id?: string | null
+}
+
+/**
+ * The envelopes of today's protocol, AXON protocol version 1 (upstream v0.3.0
+ * and later): `{id, kind, ref?, payload}` on connections with ALPN `axon/1`.
+ * `decode` accepts exactly what upstream HEAD's `decode` and `validate` accept
+ * (UUIDs in any spelling upstream reads, unknown fields and `from`/`to`
+ * ignored) and keeps an unknown kind as its string; every failure throws
+ * `AxonError` `invalid_envelope` with upstream's message.
+ */
+export interface Axon1 {
+  /** `'axon/1'`, the ALPN protocol id. */
+  readonly ALPN: 'axon/1'
+  /** 65536: the largest message, in bytes. */
+  readonly MAX_MESSAGE_SIZE: number
+  /** The kinds upstream knows: request, response, message, error. */
+  readonly KINDS: readonly string[]
+  /** Decode and validate one message as upstream HEAD does. */
+  decode(data: Uint8Array | ArrayBuffer | string): Envelope1
+  /** Validate an envelope and encode it for the wire (`{"id","kind","ref"?,"payload"}`). */
+  encode(envelope: Envelope1 | Record<string, unknown>): Buffer
+  /** A `request` with a fresh UUID v4 id (or `options.id`). */
+  request(payload: Record<string, unknown>, options?: { id?: string | null }): Envelope1
+  /** A message (any kind but `request`) with a fresh id. */
+  message(payload: Record<string, unknown>, options?: Axon1MessageOptions): Envelope1
+  /** A `response` to `request`: `ref` = its id, a fresh id. */
+  response(request: Envelope1 | Record<string, unknown>, payload: Record<string, unknown>, options?: { id?: string | null }): Envelope1
+  /** An `error` reply to `request`: payload `{code, message, retryable}` in that order. */
+  error(
+    request: Envelope1 | Record<string, unknown>,
+    code: string,
+    message: string,
+    options?: { retryable?: boolean; id?: string | null },
+  ): Envelope1
+}
+/** `require('polywire/axon').axon1`: the axon/1 codec. */
+export declare const axon1: Axon1
+
+/** The protocol generations a `Peer` speaks: `'axon/1'` (default) and `'v2'`. */
+export declare const PROTOCOLS: readonly ['axon/1', 'v2']
+
+/** An operation of a `Peer` failed; `code` is stable (`AXON_TIMEOUT`, ...). */
+export declare class AxonPeerError extends AxonError {}
+/**
+ * The peer answered with an `error`: `remoteCode`, `message` (also
+ * `remoteMessage`) and `retryable` are the reply's; `code` is
+ * `AXON_REMOTE_ERROR`. Throw `new AxonRemoteError(code, message, { retryable })`
+ * from a served handler to reply with that error.
+ */
+export declare class AxonRemoteError extends AxonPeerError {
+  constructor(code?: string, message?: string, options?: { retryable?: boolean })
+  readonly remoteCode: string
+  readonly remoteMessage: string
+  readonly retryable: boolean
+}
+/** No reply within the request's timeout (`AXON_TIMEOUT`). */
+export declare class AxonTimeoutError extends AxonPeerError {}
+/** The TLS handshake (or v2's hello) was refused: a key not pinned on either side, another ALPN or protocol generation (`AXON_HANDSHAKE_REFUSED`). */
+export declare class AxonHandshakeError extends AxonPeerError {}
+/** The peer could not be reached in time (`AXON_UNREACHABLE`). */
+export declare class AxonUnreachableError extends AxonPeerError {}
+/** No peer with that agent id is known: `addPeer` it first (`AXON_UNKNOWN_PEER`). */
+export declare class AxonUnknownPeerError extends AxonPeerError {}
+/** The reply was not a valid answer to the request: a wrong `ref` or kind, an invalid envelope, none at all (`AXON_INVALID_REPLY`). */
+export declare class AxonInvalidReplyError extends AxonPeerError {}
+/** A message over 65,536 bytes (`AXON_MESSAGE_TOO_LARGE`). */
+export declare class AxonMessageTooLargeError extends AxonPeerError {}
+/** The connection closed before the reply (`AXON_CONNECTION_LOST`). */
+export declare class AxonConnectionLostError extends AxonPeerError {}
+/** The peer is closed, or closed while the operation was in flight (`AXON_CLOSED`). */
+export declare class AxonClosedError extends AxonPeerError {}
+/** The peer could not start: the address could not be bound, ... (`AXON_START_FAILED`). */
+export declare class AxonStartError extends AxonPeerError {}
+/** An argument's value is not valid: a malformed token or key, an unknown protocol, ... (`AXON_INVALID_ARGUMENT`). */
+export declare class AxonInvalidArgumentError extends AxonPeerError {}
+
+/** A peer to pin, as upstream's config lists one. */
+export interface PeerObject {
+  /** Its agent id (checked against the key). */
+  agentId?: string
+  /** Its Ed25519 public key, standard base64. */
+  pubkey: string
+  /** `ip:port` or `host:port`; without it, it must dial this peer. */
+  addr?: string
+}
+
+/** Options of `Peer.start`. */
+export interface PeerOptions {
+  /** A 32-byte Ed25519 seed, the path of an upstream `identity.key`, or null for a new identity. */
+  identity?: Uint8Array | ArrayBuffer | string | null
+  /** The UDP `ip:port` to listen on; `'127.0.0.1:0'` by default. */
+  listen?: string
+  /** Peers to pin: enrollment tokens (`axon://<key>@host:port`) or objects. */
+  peers?: string | PeerObject | Iterable<string | PeerObject>
+  /** `'axon/1'` (default) or `'v2'`. */
+  protocol?: 'axon/1' | 'v2'
+  /** v2: the payload a `discover` is answered with. */
+  capabilities?: Record<string, unknown> | null
+  /** v2: the name in `hello`. */
+  agentName?: string | null
+  /** The default timeout of `request` and `send`, in seconds (30). */
+  requestTimeout?: number
+  /** How long a served request may take before it is answered `timeout`, in seconds (30). */
+  handlerTimeout?: number
+}
+
+/** A known peer, as `Peer#peers` lists it. */
+export interface PeerState {
+  agent_id: string
+  addr: string | null
+  status: 'connected' | 'connecting' | 'disconnected'
+  /** The connection's round trip time, when connected. */
+  rtt_ms: number | null
+}
+
+/**
+ * What `Peer#inbound` yields: a message, an unsolicited error, or a refused
+ * peer (`pair_request`: `agent_id`, `pubkey`, `addr` when known and a `token`
+ * to `addPeer` it with).
+ */
+export type PeerEvent =
+  | { type: 'message'; from: string; id: string; kind: string; ref: string | null; payload: Record<string, unknown> }
+  | {
+      type: 'error'
+      from: string
+      id: string
+      kind: 'error'
+      ref: string | null
+      payload: Record<string, unknown>
+      code: string | null
+      message: string | null
+      retryable: boolean
+    }
+  | { type: 'pair_request'; agent_id: string; pubkey: string; addr: string | null; token: string | null }
+
+/** A served request's handler: returns the reply's payload (or undefined for `{}`). */
+export type PeerHandler = (
+  from: string,
+  kind: string,
+  payload: Record<string, unknown>,
+) => Record<string, unknown> | null | undefined | Promise<Record<string, unknown> | null | undefined>
+
+/**
+ * An AXON peer this program owns: it talks to AXON daemons (and other peers)
+ * over QUIC with mutual TLS: `const peer = await Peer.start({...})`. A started
+ * peer keeps the process alive until `close()`. mDNS discovery is not
+ * supported: pin peers with tokens.
+ */
+export declare class Peer {
+  private constructor()
+  /** Start a peer; rejects with `AxonStartError` or `AxonInvalidArgumentError`. */
+  static start(options?: PeerOptions): Promise<Peer>
+  /** This peer's agent id. */
+  readonly agentId: string
+  /** Its Ed25519 public key, standard base64. */
+  readonly publicKey: string
+  /** The address it listens on, `"ip:port"`. */
+  readonly listenAddr: string
+  /** Its enrollment token, `axon://<base64url key>@<listenAddr>`. */
+  readonly token: string
+  /** `'axon/1'` or `'v2'`. */
+  readonly protocol: 'axon/1' | 'v2'
+  /** Whether `close()` was called. */
+  readonly closed: boolean
+  /** Pin a peer (a token or an object); resolves to its agent id. */
+  addPeer(peer: string | PeerObject): Promise<string>
+  /** Unpin a peer and close its connections; whether it was known. */
+  removePeer(agentId: string): Promise<boolean>
+  /** The known peers and their state. */
+  peers(): Promise<PeerState[]>
+  /**
+   * Send a request; resolves to the reply's payload (axon/1 kind `request`;
+   * v2 `query` by default, or `delegate`, `discover`, `ping`, `cancel`).
+   * Rejects with `AxonRemoteError` for an `error` reply, else another `AxonPeerError`.
+   */
+  request(agentId: string, payload: Record<string, unknown>, options?: { kind?: string; timeout?: number }): Promise<Record<string, any>>
+  /** Send a message (axon/1: any kind but `request`; v2: `notify`, `result`, `error`); resolves to its id. */
+  send(agentId: string, payload: Record<string, unknown>, options?: { kind?: string; ref?: string | null; timeout?: number }): Promise<string>
+  /**
+   * Answer requests with `handler(fromAgentId, kind, payload)`; a thrown
+   * `AxonRemoteError` replies with that error. `null` stops serving.
+   */
+  serve(handler: PeerHandler | null): void
+  /** Messages, unsolicited errors and refused peers as they arrive; ends when the peer closes. */
+  inbound(): AsyncGenerator<PeerEvent, void, undefined>
+  /** Close the peer; operations in flight reject with `AxonClosedError`. Idempotent. */
+  close(): Promise<void>
+  [Symbol.asyncDispose](): Promise<void>
+}

@@ -7,7 +7,7 @@
 const native = require('./native.js')
 // The client of a local upstream daemon (plain JavaScript): axon_daemon.js.
 const daemon = require('./axon_daemon.js')
-const { AxonError, PolywireError, fromNative, argError, describe, hasCycle, isStackOverflow, bytesArg, boolArg } = require('./errors.js')
+const { AxonError, PolywireError, fromNative, argError, describe, hasCycle, isStackOverflow, bytesArg, boolArg, strArg } = require('./errors.js')
 
 // Bad arguments: TypeError/RangeError with the protocol's code for a bad
 // envelope (the Rust side's code for a bad timestamp, too).
@@ -290,6 +290,517 @@ function outbound(text) {
   return { bytes: Buffer.from(o.body, 'utf8'), route: o.route, envelope: o.envelope }
 }
 
+// ---------------------------------------------------------------- axon/1
+
+// The envelopes of today's protocol, AXON protocol version 1 (upstream
+// v0.3.0 and later): {id, kind, ref?, payload}, ALPN axon/1.
+function axon1Payload(payload) {
+  if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
+    throw argError(TypeError, INVALID, `payload must be an object, got ${describe(payload)}`)
+  }
+  return stringify(payload, 'the payload')
+}
+
+function axon1Envelope(value, name) {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw argError(TypeError, INVALID, `${name} must be an envelope object, got ${describe(value)}`)
+  }
+  return stringify(value, name)
+}
+
+function optText(value, name) {
+  return value === undefined || value === null ? undefined : strArg(value, name, INVALID)
+}
+
+const axon1 = Object.freeze({
+  ALPN: 'axon/1',
+  MAX_MESSAGE_SIZE: 65536,
+  KINDS: Object.freeze(['request', 'response', 'message', 'error']),
+  /** Decode and validate one axon/1 message as upstream HEAD does: `{id, kind, ref, payload}`. */
+  decode(data) {
+    const bytes = bodyBytes(data)
+    return JSON.parse(call(() => native.axon1Decode(bytes)))
+  },
+  /** Validate an envelope and encode it for the wire (`{"id","kind","ref"?,"payload"}`). */
+  encode(envelope) {
+    const json = axon1Envelope(envelope, 'envelope')
+    return call(() => native.axon1Encode(json))
+  },
+  /** A `request` with a fresh UUID v4 id (or `options.id`). */
+  request(payload, options) {
+    const { id } = optionsArg(options)
+    const p = axon1Payload(payload)
+    return JSON.parse(call(() => native.axon1Message('request', p, undefined, optText(id, 'id'))))
+  },
+  /** A message (any kind but `request`; `message` by default) with a fresh id. */
+  message(payload, options) {
+    const { kind = 'message', ref, id } = optionsArg(options)
+    const k = strArg(kind, 'kind', INVALID)
+    const p = axon1Payload(payload)
+    return JSON.parse(call(() => native.axon1Message(k, p, optText(ref, 'ref'), optText(id, 'id'))))
+  },
+  /** A `response` to `request`: `ref` = its id, a fresh id. */
+  response(request, payload, options) {
+    const { id } = optionsArg(options)
+    const r = axon1Envelope(request, 'request')
+    const p = axon1Payload(payload)
+    return JSON.parse(call(() => native.axon1Reply(r, p, undefined, undefined, undefined, optText(id, 'id'))))
+  },
+  /** An `error` reply to `request`: payload `{code, message, retryable}`. */
+  error(request, code, message, options) {
+    const { retryable, id } = optionsArg(options)
+    const r = axon1Envelope(request, 'request')
+    const c = strArg(code, 'code', INVALID)
+    const m = strArg(message, 'message', INVALID)
+    const flagValue = flag(retryable, 'retryable', false)
+    return JSON.parse(call(() => native.axon1Reply(r, undefined, c, m, flagValue, optText(id, 'id'))))
+  },
+})
+
+// ---------------------------------------------------------------- the peer
+
+const PEER_INVALID = 'AXON_INVALID_ARGUMENT'
+const PROTOCOLS = Object.freeze(['axon/1', 'v2'])
+
+/** An operation of a `Peer` failed; `code` is stable (`AXON_TIMEOUT`, ...). */
+class AxonPeerError extends AxonError {}
+
+/** The peer answered with an `error`: `remoteCode`, `message` and `retryable` are the
+ * reply's (`code` is `AXON_REMOTE_ERROR`). Throw `new AxonRemoteError(code, message,
+ * { retryable })` from a served handler to reply with that error. */
+class AxonRemoteError extends AxonPeerError {
+  constructor(code = '', message = '', options = undefined) {
+    super(String(message), 'AXON_REMOTE_ERROR')
+    this.remoteCode = String(code)
+    this.remoteMessage = String(message)
+    let retryable = false
+    try {
+      retryable = options !== null && typeof options === 'object' && options.retryable === true
+    } catch {}
+    this.retryable = retryable
+  }
+}
+
+function peerErrorClass(name, code) {
+  const cls = { [name]: class extends AxonPeerError {
+    constructor(message) {
+      super(message, code)
+    }
+  } }[name]
+  return cls
+}
+
+const AxonTimeoutError = peerErrorClass('AxonTimeoutError', 'AXON_TIMEOUT')
+const AxonHandshakeError = peerErrorClass('AxonHandshakeError', 'AXON_HANDSHAKE_REFUSED')
+const AxonUnreachableError = peerErrorClass('AxonUnreachableError', 'AXON_UNREACHABLE')
+const AxonUnknownPeerError = peerErrorClass('AxonUnknownPeerError', 'AXON_UNKNOWN_PEER')
+const AxonInvalidReplyError = peerErrorClass('AxonInvalidReplyError', 'AXON_INVALID_REPLY')
+const AxonMessageTooLargeError = peerErrorClass('AxonMessageTooLargeError', 'AXON_MESSAGE_TOO_LARGE')
+const AxonConnectionLostError = peerErrorClass('AxonConnectionLostError', 'AXON_CONNECTION_LOST')
+const AxonClosedError = peerErrorClass('AxonClosedError', 'AXON_CLOSED')
+const AxonStartError = peerErrorClass('AxonStartError', 'AXON_START_FAILED')
+const AxonInvalidArgumentError = peerErrorClass('AxonInvalidArgumentError', 'AXON_INVALID_ARGUMENT')
+
+const BY_CODE = new Map([AxonTimeoutError, AxonHandshakeError, AxonUnreachableError, AxonUnknownPeerError, AxonInvalidReplyError,
+  AxonMessageTooLargeError, AxonConnectionLostError, AxonClosedError, AxonStartError, AxonInvalidArgumentError].map((c) => [new c('').code, c]))
+
+function peerError(e) {
+  if (e.code === 'AXON_REMOTE_ERROR') {
+    return new AxonRemoteError(e.remoteCode ?? '', e.remoteMessage ?? '', { retryable: e.retryable === true })
+  }
+  const Cls = BY_CODE.get(e.code)
+  if (Cls) return new Cls(e.message)
+  return new AxonPeerError(e.message, e.code)
+}
+
+// A native error thrown synchronously (a bad token, ...): its typed class.
+function rethrowPeer(err) {
+  if (err && typeof err.code === 'string' && err.code.startsWith('AXON_')) throw peerError(err)
+  throw err
+}
+
+function outcome(o) {
+  if (o.kind === 4) throw peerError(o.error)
+  return o
+}
+
+function peerText(value, name) {
+  return strArg(value, name, PEER_INVALID)
+}
+
+function peerOptText(value, name) {
+  return value === undefined || value === null ? undefined : peerText(value, name)
+}
+
+function secondsArg(value, name) {
+  if (typeof value !== 'number') throw argError(TypeError, PEER_INVALID, `${name} must be a number of seconds, got ${describe(value)}`)
+  if (!(value >= 0 && value <= 1e9)) throw new AxonInvalidArgumentError(`${name} must be a finite number of seconds from 0 to 1e9, got ${value}`)
+  return value
+}
+
+function peerObject(value, name) {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw argError(TypeError, PEER_INVALID, `${name} must be an object, got ${describe(value)}`)
+  }
+  let json
+  try {
+    json = JSON.stringify(value)
+  } catch (e) {
+    const err = new AxonInvalidArgumentError(`${name} cannot be sent as JSON: ${isStackOverflow(e) ? 'it nests too deeply' : thrownText(e)}`)
+    throw err
+  }
+  if (typeof json !== 'string' || json[0] !== '{') throw new AxonInvalidArgumentError(`${name} cannot be sent as a JSON object`)
+  return json
+}
+
+// A peer to pin: an enrollment token, or `{agentId?, pubkey, addr?}` (or upstream's
+// snake_case `agent_id`).
+function peerSpec(value) {
+  if (typeof value === 'string') return { token: value }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw argError(TypeError, PEER_INVALID, `a peer must be an enrollment token (string) or an object with pubkey and addr, got ${describe(value)}`)
+  }
+  const get = (k) => {
+    try {
+      return Object.prototype.hasOwnProperty.call(value, k) ? value[k] : undefined
+    } catch (e) {
+      throw new AxonInvalidArgumentError(`the peer object's ${k} could not be read: ${thrownText(e)}`)
+    }
+  }
+  const agentId = get('agentId') ?? get('agent_id')
+  const pubkey = get('pubkey') ?? get('publicKey')
+  if (pubkey === undefined || pubkey === null) throw new AxonInvalidArgumentError('a peer object needs a pubkey (standard base64 of the 32-byte Ed25519 public key)')
+  return { agentId: peerOptText(agentId, 'agentId'), pubkey: peerText(pubkey, 'pubkey'), addr: peerOptText(get('addr'), 'addr') }
+}
+
+function identityArg(value) {
+  if (value === undefined || value === null) return {}
+  if (typeof value === 'string') return { keyFile: value }
+  if (value instanceof Uint8Array || value instanceof ArrayBuffer || ArrayBuffer.isView(value)) {
+    const seed = Buffer.from(bytesArg(value, 'identity', PEER_INVALID))
+    if (seed.length !== 32) throw new AxonInvalidArgumentError(`identity must be a 32-byte seed, got ${seed.length} bytes`)
+    return { seed }
+  }
+  throw argError(TypeError, PEER_INVALID, `identity must be a 32-byte seed, the path of an identity.key file, or null, got ${describe(value)}`)
+}
+
+const NATIVE = Symbol('polywire.axon.native')
+
+/** An AXON peer this program owns: `const peer = await Peer.start({...})`. */
+class Peer {
+  constructor(key) {
+    if (key !== NATIVE) throw argError(TypeError, PEER_INVALID, 'start a peer with: const peer = await Peer.start(options)')
+  }
+
+  /** Start a peer listening on `listen` (UDP `ip:port`); `identity` a 32-byte seed, the path
+   * of an upstream `identity.key` or null; `peers` tokens or `{agentId, pubkey, addr}`;
+   * `protocol` `"axon/1"` (default) or `"v2"`. */
+  static async start(options = undefined) {
+    const {
+      identity = null,
+      listen = '127.0.0.1:0',
+      peers = [],
+      protocol = 'axon/1',
+      capabilities = null,
+      agentName = null,
+      requestTimeout = 30,
+      handlerTimeout = 30,
+    } = peerOptions(options)
+    const id = identityArg(identity)
+    const list = typeof peers === 'string' || (peers !== null && typeof peers === 'object' && !Array.isArray(peers) && typeof peers[Symbol.iterator] !== 'function') ? [peers] : peers
+    if (list === null || typeof list !== 'object' || typeof list[Symbol.iterator] !== 'function') {
+      throw argError(TypeError, PEER_INVALID, `peers must be an array of tokens or peer objects, got ${describe(peers)}`)
+    }
+    const specs = Array.from(list, peerSpec)
+    const proto = peerText(protocol, 'protocol')
+    if (!PROTOCOLS.includes(proto)) throw new AxonInvalidArgumentError(`protocol must be "axon/1" or "v2", got ${JSON.stringify(proto)}`)
+    const native_options = {
+      ...id,
+      listen: peerText(listen, 'listen'),
+      peers: specs,
+      protocol: proto,
+      capabilities: capabilities === null || capabilities === undefined ? undefined : peerObject(capabilities, 'capabilities'),
+      agentName: peerOptText(agentName, 'agentName'),
+      handlerTimeout: secondsArg(handlerTimeout, 'handlerTimeout'),
+    }
+    const timeout = secondsArg(requestTimeout, 'requestTimeout')
+    let started
+    try {
+      started = await native.axonPeerStart(native_options)
+    } catch (err) {
+      rethrowPeer(err)
+    }
+    if (!(started instanceof native.AxonPeerNode)) throw peerError(started.error)
+    const peer = new Peer(NATIVE)
+    Object.defineProperty(peer, NATIVE, { value: { native: started, handler: null, closed: false, timeout } })
+    peer.#serve()
+    return peer
+  }
+
+  /** This peer's agent id. */
+  get agentId() {
+    return this[NATIVE].native.agentId
+  }
+
+  /** Its Ed25519 public key, standard base64. */
+  get publicKey() {
+    return this[NATIVE].native.publicKey
+  }
+
+  /** The address it listens on, `"ip:port"`. */
+  get listenAddr() {
+    return this[NATIVE].native.listenAddr
+  }
+
+  /** Its enrollment token, `axon://<base64url key>@<listenAddr>`. */
+  get token() {
+    return this[NATIVE].native.token
+  }
+
+  /** `"axon/1"` or `"v2"`. */
+  get protocol() {
+    return this[NATIVE].native.protocol
+  }
+
+  /** Whether `close()` was called. */
+  get closed() {
+    return this[NATIVE].closed
+  }
+
+  #check() {
+    if (this[NATIVE].closed) throw new AxonClosedError('the peer is closed')
+    return this[NATIVE].native
+  }
+
+  #timeout(timeout) {
+    return timeout === undefined || timeout === null ? this[NATIVE].timeout : secondsArg(timeout, 'timeout')
+  }
+
+  /** Pin a peer (a token or `{agentId, pubkey, addr}`); resolves to its agent id. */
+  async addPeer(peer) {
+    const n = this.#check()
+    const spec = peerSpec(peer)
+    try {
+      return n.addPeer(spec)
+    } catch (err) {
+      rethrowPeer(err)
+    }
+  }
+
+  /** Unpin a peer and close its connections; whether it was known. */
+  async removePeer(agentId) {
+    const n = this.#check()
+    const id = peerText(agentId, 'agentId')
+    try {
+      return n.removePeer(id)
+    } catch (err) {
+      rethrowPeer(err)
+    }
+  }
+
+  /** The known peers: `[{agent_id, addr, status, rtt_ms}]`. */
+  async peers() {
+    return JSON.parse(this.#check().peers())
+  }
+
+  /** Send a request; resolves to the reply's payload. `kind`: `request` (axon/1), or with
+   * v2 `query` (default), `delegate`, `discover`, `ping`, `cancel`. Rejects with
+   * `AxonRemoteError` for an `error` reply, else another `AxonPeerError`. */
+  async request(agentId, payload, options = undefined) {
+    const n = this.#check()
+    const { kind, timeout } = peerOptions(options)
+    const to = peerText(agentId, 'agentId')
+    const json = peerObject(payload, 'payload')
+    const k = peerOptText(kind, 'kind') ?? (this.protocol === 'v2' ? 'query' : 'request')
+    const o = await callNative(() => n.request(to, k, json, this.#timeout(timeout)))
+    return JSON.parse(outcome(o).json)
+  }
+
+  /** Send a message (axon/1: any kind but `request`, `message` by default; v2: `notify` by
+   * default, `result`, `error`); resolves to its id once written. */
+  async send(agentId, payload, options = undefined) {
+    const n = this.#check()
+    const { kind, ref, timeout } = peerOptions(options)
+    const to = peerText(agentId, 'agentId')
+    const json = peerObject(payload, 'payload')
+    const k = peerOptText(kind, 'kind') ?? (this.protocol === 'v2' ? 'notify' : 'message')
+    const r = peerOptText(ref, 'ref')
+    const o = await callNative(() => n.send(to, k, json, r, this.#timeout(timeout)))
+    return outcome(o).text
+  }
+
+  /** Answer requests with `handler(fromAgentId, kind, payload)` (sync or async): what it
+   * returns (an object, or undefined/null for `{}`) is the reply's payload; a thrown
+   * `AxonRemoteError` replies with that error, anything else thrown `handler_error` with its
+   * text. `serve(null)` stops serving. */
+  serve(handler) {
+    const n = this.#check()
+    if (handler !== null && handler !== undefined && typeof handler !== 'function') {
+      throw argError(TypeError, PEER_INVALID, `handler must be a function or null, got ${describe(handler)}`)
+    }
+    this[NATIVE].handler = handler ?? null
+    n.setServing(this[NATIVE].handler !== null)
+  }
+
+  /** Messages, unsolicited errors and refused peers as they arrive:
+   * `for await (const event of peer.inbound())`; ends when the peer closes. */
+  async *inbound() {
+    const state = this[NATIVE]
+    while (!state.closed) {
+      let o
+      try {
+        o = await state.native.nextEvents()
+      } catch {
+        return
+      }
+      if (o.kind === 4) return
+      for (const event of JSON.parse(o.json)) yield event
+    }
+  }
+
+  /** Close the peer; operations in flight reject with `AxonClosedError`. Idempotent. */
+  async close() {
+    const state = this[NATIVE]
+    if (state.closed) return
+    state.closed = true
+    await state.native.close()
+  }
+
+  async [Symbol.asyncDispose]() {
+    await this.close()
+  }
+
+  async #serve() {
+    const state = this[NATIVE]
+    for (;;) {
+      let req
+      try {
+        req = await state.native.nextInbound()
+      } catch {
+        return
+      }
+      if (req === null) return
+      serveOne(state, req)
+    }
+  }
+}
+
+function peerOptions(options) {
+  if (options === undefined || options === null) return {}
+  if (typeof options !== 'object') throw argError(TypeError, PEER_INVALID, `options must be an object, got ${describe(options)}`)
+  return options
+}
+
+async function callNative(f) {
+  try {
+    return await f()
+  } catch (err) {
+    rethrowPeer(err)
+  }
+}
+
+// Serving: nothing a handler throws, returns or rejects with may reach the
+// peer's loop or become an unhandled rejection: every failure is the
+// caller's error reply.
+function serveOne(state, req) {
+  try {
+    serveRequest(state, req)
+  } catch (err) {
+    failSafely(req, err)
+  }
+}
+
+function serveRequest(state, req) {
+  const handler = state.handler
+  if (handler === null) return req.fail('unhandled', `no application handler registered for request '${req.id}'`, false)
+  const payload = JSON.parse(req.payload)
+  let result
+  try {
+    result = handler(req.sender, req.kind, payload)
+  } catch (err) {
+    return failSafely(req, err)
+  }
+  let then
+  try {
+    then = result !== null && (typeof result === 'object' || typeof result === 'function') ? result.then : undefined
+  } catch (err) {
+    return failSafely(req, err)
+  }
+  if (typeof then === 'function') {
+    new Promise((resolve, reject) => then.call(result, resolve, reject)).then(
+      (v) => answerSafely(req, v),
+      (err) => failSafely(req, err),
+    )
+  } else {
+    answerSafely(req, result)
+  }
+}
+
+function answerSafely(req, result) {
+  try {
+    answer(req, result)
+  } catch (err) {
+    failSafely(req, err)
+  }
+}
+
+function answer(req, result) {
+  if (result === undefined || result === null) result = {}
+  if (typeof result !== 'object' || Array.isArray(result)) {
+    return req.fail('handler_error', `the handler returned ${describe(result)}, not an object (the reply's payload)`, false)
+  }
+  let json
+  try {
+    json = JSON.stringify(result)
+  } catch (err) {
+    return req.fail('handler_error', `the handler's reply could not be sent: ${thrownText(err)}`, false)
+  }
+  if (typeof json !== 'string' || json[0] !== '{') return req.fail('handler_error', "the handler's reply is not a JSON object", false)
+  try {
+    req.respond(json)
+  } catch (err) {
+    req.fail('handler_error', `the handler's reply could not be sent: ${thrownText(err)}`, false)
+  }
+}
+
+/** The text of a thrown value; never throws. */
+function thrownText(err) {
+  try {
+    if (err instanceof Error) {
+      const message = err.message
+      if (typeof message === 'string' && message) return message
+      const name = err.name
+      if (typeof name === 'string' && name) return name
+    }
+  } catch {}
+  try {
+    return String(err)
+  } catch {}
+  try {
+    return Object.prototype.toString.call(err)
+  } catch {}
+  return 'the handler threw a value that cannot be converted to a string'
+}
+
+function failWith(req, err) {
+  if (err instanceof AxonRemoteError) {
+    const code = typeof err.remoteCode === 'string' && err.remoteCode ? err.remoteCode : 'handler_error'
+    const message = typeof err.remoteMessage === 'string' ? err.remoteMessage : thrownText(err)
+    return req.fail(code, message, err.retryable === true)
+  }
+  req.fail('handler_error', thrownText(err), false)
+}
+
+function failSafely(req, err) {
+  try {
+    failWith(req, err)
+  } catch {
+    try {
+      req.fail('handler_error', 'the handler failed, and its error could not be turned into a reply', false)
+    } catch {}
+  }
+}
+
 module.exports = {
   PROTOCOL_VERSION,
   MAX_MESSAGE_SIZE,
@@ -314,7 +825,22 @@ module.exports = {
   sameAgent,
   negotiate,
   Session,
+  axon1,
+  PROTOCOLS,
+  Peer,
   AxonError,
+  AxonPeerError,
+  AxonRemoteError,
+  AxonTimeoutError,
+  AxonHandshakeError,
+  AxonUnreachableError,
+  AxonUnknownPeerError,
+  AxonInvalidReplyError,
+  AxonMessageTooLargeError,
+  AxonConnectionLostError,
+  AxonClosedError,
+  AxonStartError,
+  AxonInvalidArgumentError,
   PolywireError,
   DAEMON_ERROR_CODES: daemon.DAEMON_ERROR_CODES,
   DAEMON_MAX_COMMAND_SIZE: daemon.DAEMON_MAX_COMMAND_SIZE,

@@ -9,6 +9,42 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/** A request for the program. */
+export declare class AxonInboundRequest {
+  get sender(): string
+  get id(): string
+  get kind(): string
+  /** The payload, JSON text. */
+  get payload(): string
+  /** Answer with this payload (JSON text of an object); later answers are ignored. */
+  respond(payloadJson: string): void
+  /** Answer with an `error`. */
+  fail(code: string, message: string, retryable: boolean): void
+}
+
+/** A running peer (see axon.js `Peer`). */
+export declare class AxonPeerNode {
+  get agentId(): string
+  get publicKey(): string
+  get listenAddr(): string
+  get token(): string
+  get protocol(): string
+  /** Pin a peer; its agent id. */
+  addPeer(spec: AxonPeerSpec): string
+  removePeer(agentId: string): boolean
+  /** The known peers, JSON text. */
+  peers(): string
+  setServing(on: boolean): void
+  request(to: string, kind: string, payloadJson: string, timeout: number): object
+  send(to: string, kind: string, payloadJson: string, refId: string | undefined | null, timeout: number): object
+  /** The next events (at least one, at most 256) as a JSON array, or `AXON_CLOSED`. */
+  nextEvents(): object
+  /** The next request for the program; `null` once the peer is closed. */
+  nextInbound(): object
+  /** Close the peer (on a thread, so the event loop is not blocked). */
+  close(): object
+}
+
 /**
  * The sans-IO session; the JS `Session` wraps it. Results are JSON text;
  * message bodies inside them (`body`) are the encoded JSON text.
@@ -132,6 +168,18 @@ export declare class ToonJsonStream {
   get scanned(): number
 }
 
+/** Decode and validate one axon/1 message: the envelope as JSON text. */
+export declare function axon1Decode(data: Uint8Array): string
+
+/** Validate an axon/1 envelope (JSON text) and encode it for the wire. */
+export declare function axon1Encode(envelopeJson: string): Buffer
+
+/** A new axon/1 message of `kind` (a fresh id unless given). */
+export declare function axon1Message(kind: string, payloadJson: string, refId?: string | undefined | null, id?: string | undefined | null): string
+
+/** A `response` (`error_code` None) or an `error` reply to a request. */
+export declare function axon1Reply(requestJson: string, payloadJson?: string | undefined | null, errorCode?: string | undefined | null, errorMessage?: string | undefined | null, retryable?: boolean | undefined | null, id?: string | undefined | null): string
+
 export declare function axonAgentId(publicKey: Uint8Array): string
 
 export declare function axonAgentIdFromSeed(seed: Uint8Array): string
@@ -154,6 +202,53 @@ export declare function axonNegotiate(localVersions: Array<number>, remoteVersio
 
 /** `{kind: {field: default}}` as JSON. */
 export declare function axonPayloadDefaults(): string
+
+/** Why an operation failed. */
+export interface AxonPeerError {
+  code: string
+  message: string
+  /** An `error` reply's code, message and retryable. */
+  remoteCode?: string
+  remoteMessage?: string
+  retryable?: boolean
+}
+
+export interface AxonPeerOptions {
+  seed?: Buffer
+  keyFile?: string
+  listen: string
+  peers: Array<AxonPeerSpec>
+  protocol: string
+  /** JSON text of an object. */
+  capabilities?: string
+  agentName?: string
+  handlerTimeout: number
+}
+
+/**
+ * What an operation gave: `kind` 0 ok (`json`: a payload, the events or the
+ * peers; `text`: an id), 4 an error.
+ */
+export interface AxonPeerOutcome {
+  kind: number
+  json?: string
+  text?: string
+  error?: AxonPeerError
+}
+
+/** A peer to pin: `token`, or `pubkey` (standard base64) with `agentId` and `addr`. */
+export interface AxonPeerSpec {
+  token?: string
+  agentId?: string
+  pubkey?: string
+  addr?: string
+}
+
+/**
+ * Start a peer on a thread of its own; the Promise resolves with it, or
+ * with an error outcome.
+ */
+export declare function axonPeerStart(options: AxonPeerOptions): object
 
 export declare function axonPublicKeyFromSeed(seed: Uint8Array): Buffer
 

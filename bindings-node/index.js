@@ -835,12 +835,18 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.AxonInboundRequest = nativeBinding.AxonInboundRequest
+module.exports.AxonPeerNode = nativeBinding.AxonPeerNode
 module.exports.AxonSession = nativeBinding.AxonSession
 module.exports.KameoInboundRequest = nativeBinding.KameoInboundRequest
 module.exports.KameoPeerLookup = nativeBinding.KameoPeerLookup
 module.exports.KameoPeerNode = nativeBinding.KameoPeerNode
 module.exports.ToonEventStream = nativeBinding.ToonEventStream
 module.exports.ToonJsonStream = nativeBinding.ToonJsonStream
+module.exports.axon1Decode = nativeBinding.axon1Decode
+module.exports.axon1Encode = nativeBinding.axon1Encode
+module.exports.axon1Message = nativeBinding.axon1Message
+module.exports.axon1Reply = nativeBinding.axon1Reply
 module.exports.axonAgentId = nativeBinding.axonAgentId
 module.exports.axonAgentIdFromSeed = nativeBinding.axonAgentIdFromSeed
 module.exports.axonDecode = nativeBinding.axonDecode
@@ -851,6 +857,7 @@ module.exports.axonIsAgentId = nativeBinding.axonIsAgentId
 module.exports.axonKindRules = nativeBinding.axonKindRules
 module.exports.axonNegotiate = nativeBinding.axonNegotiate
 module.exports.axonPayloadDefaults = nativeBinding.axonPayloadDefaults
+module.exports.axonPeerStart = nativeBinding.axonPeerStart
 module.exports.axonPublicKeyFromSeed = nativeBinding.axonPublicKeyFromSeed
 module.exports.axonReply = nativeBinding.axonReply
 module.exports.axonSameAgent = nativeBinding.axonSameAgent

@@ -31,6 +31,12 @@ if [ -x "$ROOT/target/debug/kameo-node" ]; then
 else
   echo "check-dist.sh: no target/debug/kameo-node (run cargo test first): the Kameo peer tests will skip" >&2
 fi
+# Likewise the AXON peer tests' Rust peer (axon-interop's axon-node).
+if [ -x "$ROOT/target/debug/axon-node" ]; then
+  export POLYWIRE_AXON_NODE="$ROOT/target/debug/axon-node"
+else
+  echo "check-dist.sh: no target/debug/axon-node (run cargo test first): the AXON peer tests will skip" >&2
+fi
 
 # --- npm -----------------------------------------------------------------------------
 main_tgz=$ROOT/dist/polywire-$VERSION.tgz

@@ -107,7 +107,7 @@ FORMATS: List[Tuple[str, str, str, str]] = [
 # Python submodules documented on their format's page (their stub: <path>.pyi). The
 # format module may re-export a submodule's names (its stub imports them from
 # polywire.<submodule>): they are documented in the submodule's section.
-SUBMODULES: Dict[str, List[str]] = {"toon": ["toon.pydantic"], "axon": ["axon_daemon"]}
+SUBMODULES: Dict[str, List[str]] = {"toon": ["toon.pydantic"], "axon": ["axon.axon1", "axon_daemon"]}
 # Node declaration files whose exports a format's subpath re-exports
 # (`export { ... } from './<name>'`), documented in a section of the format's page.
 NODE_SUBMODULES: Dict[str, List[str]] = {"axon": ["axon_daemon"]}

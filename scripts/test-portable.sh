@@ -13,6 +13,8 @@ ROOT=$PWD
 
 # The Kameo peer tests' real Kameo node, from ./scripts/test.sh's `cargo test`.
 [ ! -x "$ROOT/target/debug/kameo-node" ] || export POLYWIRE_KAMEO_NODE="$ROOT/target/debug/kameo-node"
+# The AXON peer tests' Rust peer (axon-interop's axon-node), from the same `cargo test`.
+[ ! -x "$ROOT/target/debug/axon-node" ] || export POLYWIRE_AXON_NODE="$ROOT/target/debug/axon-node"
 
 echo "== cargo test -p polywire (portable)"
 cargo test -p polywire --features portable --quiet

@@ -12,5 +12,8 @@ cargo test --workspace --quiet
 # The real Kameo node (kameo =0.22.2) that `cargo test` built: the Python and Node
 # peer tests talk to it, and fail (not skip) if it is missing.
 export POLYWIRE_KAMEO_NODE="$PWD/target/debug/kameo-node"
+# polywire's own AXON peer as a program (axon-interop), which `cargo test` built too:
+# the Python and Node AXON peer tests pair with it (and fail if it is missing).
+export POLYWIRE_AXON_NODE="$PWD/target/debug/axon-node"
 python -m pytest tests-py -q
 node --test tests-js/

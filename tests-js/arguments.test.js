@@ -102,6 +102,8 @@ const { TetherSymbol, TetherProxy, TetherUuid } = tether
 const SEND = tether.encodeMessageSend(3, '+', [4], { uuid: UUID })
 const ANSWER = tether.encodeAnswer(7, { uuid: UUID })
 const HEADER = { version: 1, type: 1, payloadLength: 0, sequenceId: 0, timestamp: 0 }
+const AXON1_REQUEST = axon.axon1.request({ question: 'q' }, { id: UUID })
+const OTHER_PUBKEY = 'O2onvM62pC1io6jQKm8Nc2UyFXcd4kOmOsBIoYtZ2ik='
 // axon's DaemonClient: a fake daemon's socket (started on first use) and a peer it knows.
 const { FakeDaemon, newKey } = require('./fake_axon_daemon.js')
 const SWEEP_DIR = require('node:fs').mkdtempSync('/tmp/pwa-')
@@ -332,6 +334,50 @@ const SWEEP = {
   'axon.Session#expire': [[(n) => new axon.Session(LOCAL).expire(n), [1000], ['nowMs']]],
   'axon.Session#forget': [[(id) => new axon.Session(LOCAL).forget(id), ['x'], ['id']]],
 
+  // ---------------------------------------------------------- axon.axon1
+  'axon.axon1.decode': [[(b) => axon.axon1.decode(b), [axon.axon1.encode(AXON1_REQUEST)], ['data']]],
+  'axon.axon1.encode': [[(e) => axon.axon1.encode(e), [AXON1_REQUEST], ['envelope']]],
+  'axon.axon1.request': [[(...a) => axon.axon1.request(...a), [{ q: 1 }, {}], ['payload', 'options']]],
+  'axon.axon1.message': [
+    [(...a) => axon.axon1.message(...a), [{ q: 1 }, { kind: 'message' }], ['payload', 'options']],
+    [(v) => axon.axon1.message({}, { kind: v }), ['note'], ['kind']],
+    [(v) => axon.axon1.message({}, { ref: v }), [UUID], ['ref']],
+    [(v) => axon.axon1.message({}, { id: v }), [UUID], ['id']],
+  ],
+  'axon.axon1.response': [[(...a) => axon.axon1.response(...a), [AXON1_REQUEST, { a: 1 }, {}], ['request', 'payload', 'options']]],
+  'axon.axon1.error': [
+    [(...a) => axon.axon1.error(...a), [AXON1_REQUEST, 'busy', 'later', {}], ['request', 'code', 'message', 'options']],
+    [(v) => axon.axon1.error(AXON1_REQUEST, 'busy', 'later', { retryable: v }), [true], ['retryable']],
+  ],
+  // ---------------------------------------------------------- axon's Peer (one peer serves the methods)
+  'axon.Peer': [[(k) => new axon.Peer(k), [1], [null], { coded: true }]],
+  'axon.Peer.start': [
+    [async (o) => (await axon.Peer.start(o)).close(), [{}], ['options']],
+    [async (v) => (await axon.Peer.start({ identity: v })).close(), [new Uint8Array(32)], ['identity']],
+    [async (v) => (await axon.Peer.start({ listen: v })).close(), ['127.0.0.1:0'], ['listen']],
+    [async (v) => (await axon.Peer.start({ peers: v })).close(), [[]], [['peers', 'peer']]],
+    [async (v) => (await axon.Peer.start({ protocol: v })).close(), ['v2'], ['protocol']],
+    [async (v) => (await axon.Peer.start({ capabilities: v })).close(), [{ agent_name: 'x' }], ['capabilities']],
+    [async (v) => (await axon.Peer.start({ agentName: v })).close(), ['x'], ['agentName']],
+    [async (v) => (await axon.Peer.start({ requestTimeout: v })).close(), [5], ['requestTimeout']],
+    [async (v) => (await axon.Peer.start({ handlerTimeout: v })).close(), [5], ['handlerTimeout']],
+  ],
+  'axon.Peer#addPeer': [[async (p) => (await sweepPeer()).addPeer(p), [{ pubkey: OTHER_PUBKEY }], [['peer', 'pubkey']]]],
+  'axon.Peer#removePeer': [[async (a) => (await sweepPeer()).removePeer(a), [REMOTE], ['agentId']]],
+  'axon.Peer#peers': [[async () => (await sweepPeer()).peers(), [], []]],
+  'axon.Peer#request': [
+    [async (...a) => (await sweepPeer()).request(...a), [REMOTE, { q: 1 }, { timeout: 1 }], ['agentId', 'payload', 'options'], { coded: true }],
+    [async (v) => (await sweepPeer()).request(REMOTE, {}, { kind: v }), ['request'], ['kind'], { coded: true }],
+    [async (v) => (await sweepPeer()).request(REMOTE, {}, { timeout: v }), [1], ['timeout'], { coded: true }],
+  ],
+  'axon.Peer#send': [
+    [async (...a) => (await sweepPeer()).send(...a), [REMOTE, { q: 1 }, { timeout: 1 }], ['agentId', 'payload', 'options'], { coded: true }],
+    [async (v) => (await sweepPeer()).send(REMOTE, {}, { kind: v }), ['message'], ['kind'], { coded: true }],
+    [async (v) => (await sweepPeer()).send(REMOTE, {}, { ref: v }), [UUID], ['ref'], { coded: true }],
+  ],
+  'axon.Peer#serve': [[async (h) => (await sweepPeer()).serve(h), [null], ['handler']]],
+  'axon.Peer#inbound': [[async () => (await sweepPeer()).inbound(), [], []]],
+  'axon.Peer#close': [[async () => (await axon.Peer.start()).close(), [], []]],
   // ---------------------------------------------------------- kameo
   'kameo.encodeRequest': [[(v) => kameo.encodeRequest(v), [kameo.tell(1, 'a', 'm', new Uint8Array(2))], [null]]],
   'kameo.decodeRequest': [[(b) => kameo.decodeRequest(b), [kameo.encodeRequest(kameo.tell(1, 'a', 'm', new Uint8Array(2)))], ['data']]],
@@ -470,6 +516,13 @@ async function echoRef() {
 }
 test.after(() => SWEEP_NODE?.close())
 
+// axon's Peer: one peer for the sweep of its methods.
+let SWEEP_AXON_PEER = null
+async function sweepPeer() {
+  SWEEP_AXON_PEER ??= await axon.Peer.start()
+  return SWEEP_AXON_PEER
+}
+test.after(() => SWEEP_AXON_PEER?.close())
 // axon's DaemonClient: one fake daemon (tests-js/fake_axon_daemon.js) and one
 // client for the sweep of its methods.
 let SWEEP_DAEMON = null
@@ -514,7 +567,7 @@ const ERROR_CLASSES = new Set([PolywireError, kado.KadoError, toon.ToonDecodeErr
 // static methods and prototype methods (getters take no arguments).
 function callables() {
   const out = []
-  for (const [format, m] of Object.entries(FORMATS)) {
+  for (const [format, m] of [...Object.entries(FORMATS), ['axon.axon1', axon.axon1]]) {
     for (const [name, value] of Object.entries(m)) {
       if (typeof value !== 'function' || ERROR_CLASSES.has(value) || value.prototype instanceof Error) continue
       out.push(`${format}.${name}`)

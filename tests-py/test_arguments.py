@@ -114,6 +114,8 @@ UUID = uuid.UUID("6fc0ec4f-e59f-4bea-9d57-0d9fdd1108f1")
 SEND = tether.encode_message_send(3, "+", [4], uuid=UUID)
 ANSWER = tether.encode_answer(7, uuid=UUID)
 COMPRESSED = kado.compress(bytes([1]) * 2000)
+AXON1_REQUEST = axon.axon1.request({"question": "q"}, id="6fc0ec4f-e59f-4bea-9d57-0d9fdd1108f1")
+OTHER_PUBKEY = "O2onvM62pC1io6jQKm8Nc2UyFXcd4kOmOsBIoYtZ2ik="
 
 
 def session(**kw):
@@ -323,6 +325,35 @@ SWEEP = {
     ],
     "llm.safe_encode": [case(lambda data, fallback_to_json: llm.safe_encode(data, fallback_to_json), unnamed={"data"},
                              data={"a": [1, 2]}, fallback_to_json=True)],
+    # ------------------------------------------------------------ axon.axon1
+    "axon.axon1.decode": [case(lambda data: axon.axon1.decode(data), data=axon.axon1.encode(AXON1_REQUEST))],
+    "axon.axon1.encode": [case(lambda envelope: axon.axon1.encode(envelope), unnamed={"envelope"}, envelope=AXON1_REQUEST)],
+    "axon.axon1.request": [case(lambda payload, id: axon.axon1.request(payload, id=id), unnamed={"payload"}, payload={"q": 1}, id=None)],
+    "axon.axon1.message": [
+        case(lambda payload, kind, ref_, id: axon.axon1.message(payload, kind=kind, ref_=ref_, id=id), unnamed={"payload"},
+             payload={"q": 1}, kind="message", ref_=AXON1_REQUEST["id"], id=None),
+    ],
+    "axon.axon1.response": [
+        case(lambda request, payload, id: axon.axon1.response(request, payload, id=id), unnamed={"request", "payload"},
+             request=AXON1_REQUEST, payload={"a": 1}, id=None),
+    ],
+    "axon.axon1.error": [
+        case(lambda request, code, message, retryable, id: axon.axon1.error(request, code, message, retryable=retryable, id=id),
+             unnamed={"request"}, request=AXON1_REQUEST, code="busy", message="later", retryable=True, id=None),
+    ],
+    # ------------------------------------------------------------ axon's Peer (one peer, on LOOP)
+    "axon.Peer": [case(lambda key: axon.Peer(key), unnamed={"key"}, coded=True, key=1)],
+    "axon.Peer.add_peer": [case(lambda peer: on_peer(lambda p: p.add_peer(peer)), unnamed={"peer"}, peer={"pubkey": OTHER_PUBKEY})],
+    "axon.Peer.remove_peer": [case(lambda agent_id: on_peer(lambda p: p.remove_peer(agent_id)), agent_id=REMOTE)],
+    "axon.Peer.request": [
+        case(lambda agent_id, payload, kind, timeout: on_peer(lambda p: p.request(agent_id, payload, kind=kind, timeout=timeout)),
+             unnamed={"payload"}, coded=True, agent_id=REMOTE, payload={"q": 1}, kind="request", timeout=1.0),
+    ],
+    "axon.Peer.send": [
+        case(lambda agent_id, payload, kind, ref, timeout: on_peer(lambda p: p.send(agent_id, payload, kind=kind, ref=ref, timeout=timeout)),
+             unnamed={"payload"}, coded=True, agent_id=REMOTE, payload={"q": 1}, kind="message", ref=None, timeout=1.0),
+    ],
+    "axon.Peer.serve": [case(lambda handler: on_peer_sync(lambda p: p.serve(handler)), callbacks={"handler"}, handler=lambda f, k, p: p)],
     # ------------------------------------------------------------ kameo
     "kameo.encode_request": [case(lambda value: kameo.encode_request(value), unnamed={"value"}, value=kameo.tell(1, "a", "m", b"xy"))],
     "kameo.decode_request": [case(lambda data: kameo.decode_request(data), data=kameo.encode_request(kameo.tell(1, "a", "m", b"xy")))],
@@ -396,20 +427,42 @@ SWEEP = {
     ],
 }
 
-# kameo's Node is asyncio: one node on one loop serves the sweep of its methods.
+# kameo's Node is asyncio: one node on one loop serves the sweep of its methods
+# (and one AXON peer those of axon.Peer).
 LOOP = None
 NODE = None
 ECHO = None
+PEER_ = None
 
 
-def on_node(make):
-    global LOOP, NODE
+def _loop():
+    global LOOP
     if LOOP is None:
         import asyncio
 
         LOOP = asyncio.new_event_loop()
-        NODE = LOOP.run_until_complete(kameo.Node.start())
-    return LOOP.run_until_complete(make(NODE))
+    return LOOP
+
+
+def on_peer(make):
+    global PEER_
+    if PEER_ is None:
+        PEER_ = _loop().run_until_complete(axon.Peer.start())
+    return _loop().run_until_complete(make(PEER_))
+
+
+def on_peer_sync(call):
+    async def run(p):
+        return call(p)
+
+    return on_peer(run)
+
+
+def on_node(make):
+    global NODE
+    if NODE is None:
+        NODE = _loop().run_until_complete(kameo.Node.start())
+    return _loop().run_until_complete(make(NODE))
 
 
 async def first(agen):
@@ -478,6 +531,9 @@ def close_the_node():
     yield
     if NODE is not None:
         LOOP.run_until_complete(NODE.close())
+    if PEER_ is not None:
+        LOOP.run_until_complete(PEER_.close())
+    if LOOP is not None:
         LOOP.close()
     if DLOOP is not None:
         import shutil
@@ -498,6 +554,9 @@ EXEMPT = {
     "toon.StreamDecoder.finish": "takes no arguments",
     "llm.LlmText": "the record encode_for_llm returns (a frozen dataclass; nothing is computed from its fields)",
     "kameo.Node.close": "takes no arguments",
+    "axon.Peer.close": "takes no arguments",
+    "axon.Peer.peers": "takes no arguments",
+    "axon.Peer.inbound": "takes no arguments (an async iterator)",
     "axon.DaemonClient.default_path": "takes no arguments",
     "axon.DaemonClient.close": "takes no arguments",
     "axon.DaemonClient.peers": "takes no arguments",
@@ -509,7 +568,7 @@ EXEMPT = {
 
 def public_callables() -> list[str]:
     out = []
-    for format in FORMATS:
+    for format in (*FORMATS, "axon.axon1"):
         module = importlib.import_module(f"polywire.{format}")
         for name in module.__all__:
             value = getattr(module, name)

@@ -151,6 +151,34 @@ def axon_usage() -> None:
         assert e.code == "invalid_envelope"
 
 
+async def axon_peer_usage() -> None:
+    async with await axon.Peer.start(identity=bytes(32)) as a, await axon.Peer.start(peers=[]) as b:
+        await a.add_peer(b.token)
+        agent: str = await b.add_peer({"pubkey": a.public_key, "addr": a.listen_addr})
+        assert agent == a.agent_id
+
+        async def handler(sender: str, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+            if payload.get("fail"):
+                raise axon.AxonRemoteError("busy", "try later", retryable=True)
+            return {"echo": payload, "from": sender}
+
+        b.serve(handler)
+        reply = await a.request(b.agent_id, {"n": 1}, timeout=10.0)
+        assert reply["echo"] == {"n": 1}
+        try:
+            await a.request(b.agent_id, {"fail": True})
+        except axon.AxonRemoteError as e:
+            assert (e.code, e.remote_code, e.retryable) == ("AXON_REMOTE_ERROR", "busy", True)
+        msg_id: str = await a.send(b.agent_id, {"note": 1})
+        async for event in b.inbound():
+            assert event["type"] == "message" and event["id"] == msg_id
+            break
+        states: list[axon.PeerState] = await a.peers()
+        assert states[0]["status"] == "connected"
+    wire: bytes = axon.axon1.encode(axon.axon1.request({"q": 1}))
+    assert axon.axon1.decode(wire)["kind"] == "request"
+
+
 # ------------------------------------------------------------------ kameo
 
 
@@ -254,6 +282,7 @@ def misuse() -> None:
     axon.Session(A, no_such_option=1)  # type: ignore[call-arg]
     kameo.ask(who_is="x")  # type: ignore[call-arg]
     kameo.duration("1s")  # type: ignore[arg-type]
+    axon.Peer(1).serve(5)  # type: ignore[arg-type]
     axon.DaemonClient.connect(max_events="5")  # type: ignore[arg-type, unused-coroutine]
 
     class MyDecoder(kado.FrameDecoder):  # type: ignore[misc]
@@ -264,6 +293,9 @@ if __name__ == "__main__":
     kado_usage()
     tether_usage()
     axon_usage()
+    import asyncio
+
+    asyncio.run(axon_peer_usage())
     kameo_usage()
     toon_stream_usage()
     daemon_usage()

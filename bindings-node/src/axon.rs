@@ -394,3 +394,82 @@ impl AxonSession {
         text(&Value::Array(ps.into_iter().map(pending_value).collect()))
     }
 }
+
+// ---------------------------------------------------------------- axon/1
+
+use polywire::axon::axon1;
+
+fn axon1_text(env: &axon1::Envelope) -> Result<String> {
+    let payload = parse(&env.payload)?;
+    Ok(json!({"id": env.id, "kind": env.kind, "ref": env.ref_id, "payload": payload}).to_string())
+}
+
+/// An axon/1 envelope from its JSON text (`id`, `kind`, `ref`, `payload`;
+/// other keys ignored, as the wire ignores them).
+fn axon1_arg(text: &str) -> Result<axon1::Envelope> {
+    let invalid = |m: String| invalid_arg(axon1::INVALID_ENVELOPE, m);
+    let Value::Object(m) = parse(text)? else { return Err(invalid("the envelope must be an object".into())) };
+    let string = |key: &str| match m.get(key) {
+        Some(Value::String(s)) => Ok(s.clone()),
+        _ => Err(invalid(format!("the envelope's {key:?} must be a string"))),
+    };
+    let ref_id = match m.get("ref") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => return Err(invalid("the envelope's \"ref\" must be a string or null".into())),
+    };
+    let payload = match m.get("payload") {
+        Some(Value::Object(p)) => axon1::payload_text(p),
+        _ => return Err(invalid("the envelope's \"payload\" must be an object".into())),
+    };
+    Ok(axon1::Envelope { id: string("id")?, kind: string("kind")?, ref_id, payload })
+}
+
+fn axon1_built(env: axon1::Envelope) -> Result<String> {
+    axon1::encode(&env).napi()?;
+    axon1_text(&env)
+}
+
+/// Decode and validate one axon/1 message: the envelope as JSON text.
+#[napi(js_name = "axon1Decode")]
+pub fn axon1_decode(data: &[u8]) -> Result<String> {
+    axon1_text(&axon1::decode(data).napi()?)
+}
+
+/// Validate an axon/1 envelope (JSON text) and encode it for the wire.
+#[napi(js_name = "axon1Encode")]
+pub fn axon1_encode(envelope_json: String) -> Result<Buffer> {
+    Ok(axon1::encode(&axon1_arg(&envelope_json)?).napi()?.into())
+}
+
+/// A new axon/1 message of `kind` (a fresh id unless given).
+#[napi(js_name = "axon1Message")]
+pub fn axon1_message(kind: String, payload_json: String, ref_id: Option<String>, id: Option<String>) -> Result<String> {
+    let mut env = axon1::Envelope::new(&kind, &payload_arg(&payload_json)?);
+    env.ref_id = ref_id;
+    if let Some(id) = id {
+        env.id = id;
+    }
+    axon1_built(env)
+}
+
+/// A `response` (`error_code` None) or an `error` reply to a request.
+#[napi(js_name = "axon1Reply")]
+pub fn axon1_reply(
+    request_json: String,
+    payload_json: Option<String>,
+    error_code: Option<String>,
+    error_message: Option<String>,
+    retryable: Option<bool>,
+    id: Option<String>,
+) -> Result<String> {
+    let req = axon1_arg(&request_json)?;
+    let mut env = match error_code {
+        Some(code) => axon1::error_to(&req, &code, error_message.as_deref().unwrap_or_default(), retryable.unwrap_or(false)),
+        None => axon1::response_to(&req, &payload_arg(payload_json.as_deref().unwrap_or("{}"))?),
+    };
+    if let Some(id) = id {
+        env.id = id;
+    }
+    axon1_built(env)
+}

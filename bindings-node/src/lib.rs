@@ -14,4 +14,5 @@ mod toon;
 mod tether;
 mod kameo;
 mod kameo_peer;
+mod axon_peer;
 mod llm;

@@ -28,6 +28,7 @@ fn flag_arg(py: Python<'_>, name: &str, obj: Option<&Bound<'_, PyAny>>, default:
     crate::errors::opt_bool_arg(py, ARG, name, obj, default)
 }
 use crate::errors::{to_pyerr, IntoPyResult};
+use polywire::axon::axon1;
 use polywire::axon::{self, DecodeOptions, Envelope, ErrorCode, Inbound, Kind, Pending, StreamType};
 use polywire::{Error, Format};
 use pyo3::prelude::*;
@@ -57,6 +58,16 @@ pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add("REPLAY_CACHE_CAPACITY", axon::REPLAY_CACHE_CAPACITY)?;
         m.add("DEFAULT_DEADLINE_MS", axon::DEFAULT_DEADLINE_MS)?;
         Ok(())
+    })?;
+    crate::submodule(parent, "axon1", |m| {
+        m.add_function(wrap_pyfunction!(axon1_decode, m)?)?;
+        m.add_function(wrap_pyfunction!(axon1_encode, m)?)?;
+        m.add_function(wrap_pyfunction!(axon1_request, m)?)?;
+        m.add_function(wrap_pyfunction!(axon1_message, m)?)?;
+        m.add_function(wrap_pyfunction!(axon1_response, m)?)?;
+        m.add_function(wrap_pyfunction!(axon1_error, m)?)?;
+        m.add("MAX_MESSAGE_SIZE", axon1::MAX_MESSAGE_SIZE)?;
+        Ok(())
     })
 }
 
@@ -74,7 +85,7 @@ fn invalid(msg: String) -> Error {
 /// `__index__`, `encode`...): subclasses are read as their base type; dict
 /// entries are held while they are converted and a dict that changes size
 /// is an error. A `str` with a lone surrogate is an `AxonError`.
-fn to_json(py: Python<'_>, obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
+pub(crate) fn to_json(py: Python<'_>, obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
     if unsafe { pyo3::ffi::PyUnicode_Check(obj.as_ptr()) } != 0 {
         return text(py, obj).map(Value::String);
     }
@@ -143,7 +154,7 @@ fn text(py: Python<'_>, s: &Bound<'_, PyAny>) -> PyResult<String> {
 }
 
 /// JSON value -> Python.
-fn from_json<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn from_json<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
     Ok(match v {
         Value::Null => py.None().into_bound(py),
         Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
@@ -438,6 +449,150 @@ fn payload_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         }
     }
     Ok(d)
+}
+
+// ---------------------------------------------------------------- axon/1
+
+fn axon1_dict<'py>(py: Python<'py>, env: &axon1::Envelope) -> PyResult<Bound<'py, PyAny>> {
+    let payload: Value = serde_json::from_str(&env.payload).map_err(|e| to_pyerr(py, invalid(format!("the payload: {e}"))))?;
+    let d = PyDict::new(py);
+    d.set_item("id", &env.id)?;
+    d.set_item("kind", &env.kind)?;
+    d.set_item("ref", env.ref_id.as_deref())?;
+    d.set_item("payload", from_json(py, &payload)?)?;
+    Ok(d.into_any())
+}
+
+/// An axon/1 envelope dict (`id`, `kind`, `ref`, `payload`; `from`, `to`
+/// and other keys ignored, as the wire ignores them).
+fn axon1_arg(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<axon1::Envelope> {
+    if !obj.is_instance_of::<PyDict>() {
+        return Err(crate::errors::type_error(py, ARG, format!("envelope must be a dict, not {}", crate::pyjson::type_name(obj))));
+    }
+    let m = match to_json(py, obj, 0)? {
+        Value::Object(m) => m,
+        _ => return Err(to_pyerr(py, invalid("envelope must be a dict".into()))),
+    };
+    let text = |key: &str| -> PyResult<String> {
+        match m.get(key) {
+            Some(Value::String(s)) => Ok(s.clone()),
+            other => Err(to_pyerr(py, invalid(format!("the envelope's {key:?} must be a str, found {}", other.map_or("nothing", json_type))))),
+        }
+    };
+    let ref_id = match m.get("ref") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(other) => return Err(to_pyerr(py, invalid(format!("the envelope's \"ref\" must be a str or None, found {}", json_type(other))))),
+    };
+    let payload = match m.get("payload") {
+        Some(Value::Object(p)) => axon1::payload_text(p),
+        other => return Err(to_pyerr(py, invalid(format!("the envelope's \"payload\" must be a dict, found {}", other.map_or("nothing", json_type))))),
+    };
+    Ok(axon1::Envelope { id: text("id")?, kind: text("kind")?, ref_id, payload })
+}
+
+/// A new envelope checked as `encode` checks it.
+fn axon1_built<'py>(py: Python<'py>, env: axon1::Envelope) -> PyResult<Bound<'py, PyAny>> {
+    axon1::encode(&env).py_err(py)?;
+    axon1_dict(py, &env)
+}
+
+fn axon1_payload(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Map<String, Value>> {
+    if !obj.is_instance_of::<PyDict>() {
+        return Err(crate::errors::type_error(py, ARG, format!("payload must be a dict, not {}", crate::pyjson::type_name(obj))));
+    }
+    payload_arg(py, obj)
+}
+
+/// Decode and validate one axon/1 message (upstream HEAD's rules) -> `{"id", "kind", "ref", "payload"}`.
+#[pyfunction(name = "decode")]
+fn axon1_decode<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let env = if data.is_instance_of::<PyString>() {
+        axon1::decode(text(py, data)?.as_bytes())
+    } else {
+        with_bytes_in(ARG, "data", data, |b| Ok(axon1::decode(b)))?
+    }
+    .py_err(py)?;
+    axon1_dict(py, &env)
+}
+
+/// Validate an axon/1 envelope dict and encode it for the wire.
+#[pyfunction(name = "encode")]
+fn axon1_encode<'py>(py: Python<'py>, envelope: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+    let env = axon1_arg(py, envelope)?;
+    Ok(PyBytes::new(py, &axon1::encode(&env).py_err(py)?))
+}
+
+/// A `request` with a fresh UUID v4 id (or `id`).
+#[pyfunction(name = "request")]
+#[pyo3(signature = (payload, *, id=None))]
+fn axon1_request<'py>(py: Python<'py>, payload: &Bound<'py, PyAny>, id: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+    let id = opt_text_arg(py, "id", id)?;
+    let mut env = axon1::request(&axon1_payload(py, payload)?);
+    if let Some(id) = id {
+        env.id = id;
+    }
+    axon1_built(py, env)
+}
+
+/// A message (any kind but `request`; `message` by default) with a fresh id.
+#[pyfunction(name = "message")]
+#[pyo3(signature = (payload, *, kind=None, ref_=None, id=None), text_signature = "(payload, *, kind='message', ref_=None, id=None)")]
+fn axon1_message<'py>(
+    py: Python<'py>,
+    payload: &Bound<'py, PyAny>,
+    kind: Option<&Bound<'py, PyAny>>,
+    ref_: Option<&Bound<'py, PyAny>>,
+    id: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let kind = opt_text_arg(py, "kind", kind)?.unwrap_or_else(|| "message".into());
+    let (ref_, id) = (opt_text_arg(py, "ref_", ref_)?, opt_text_arg(py, "id", id)?);
+    let mut env = axon1::Envelope::new(&kind, &axon1_payload(py, payload)?);
+    env.ref_id = ref_;
+    if let Some(id) = id {
+        env.id = id;
+    }
+    axon1_built(py, env)
+}
+
+/// A `response` to `request` (`ref` = its id, a fresh id).
+#[pyfunction(name = "response")]
+#[pyo3(signature = (request, payload, *, id=None))]
+fn axon1_response<'py>(
+    py: Python<'py>,
+    request: &Bound<'py, PyAny>,
+    payload: &Bound<'py, PyAny>,
+    id: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let id = opt_text_arg(py, "id", id)?;
+    let req = axon1_arg(py, request)?;
+    let mut env = axon1::response_to(&req, &axon1_payload(py, payload)?);
+    if let Some(id) = id {
+        env.id = id;
+    }
+    axon1_built(py, env)
+}
+
+/// An `error` reply to `request`: payload `{"code", "message", "retryable"}`.
+#[pyfunction(name = "error")]
+#[pyo3(signature = (request, code, message, *, retryable=None, id=None), text_signature = "(request, code, message, *, retryable=False, id=None)")]
+fn axon1_error<'py>(
+    py: Python<'py>,
+    request: &Bound<'py, PyAny>,
+    code: &Bound<'py, PyAny>,
+    message: &Bound<'py, PyAny>,
+    retryable: Option<&Bound<'py, PyAny>>,
+    id: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let (code, message) = (text_arg(py, "code", code)?, text_arg(py, "message", message)?);
+    let retryable = flag_arg(py, "retryable", retryable, false)?;
+    let id = opt_text_arg(py, "id", id)?;
+    let req = axon1_arg(py, request)?;
+    let mut env = axon1::error_to(&req, &code, &message, retryable);
+    if let Some(id) = id {
+        env.id = id;
+    }
+    axon1_built(py, env)
 }
 
 // ---------------------------------------------------------------- session

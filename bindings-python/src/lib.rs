@@ -9,6 +9,7 @@ mod buffer;
 mod cli;
 mod errors;
 mod axon;
+mod axon_peer;
 mod kado;
 mod kameo;
 mod kameo_peer;
@@ -34,6 +35,7 @@ fn _polywire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     toon::register(m)?;
     tether::register(m)?;
     axon::register(m)?;
+    axon_peer::register(m)?;
     kameo::register(m)?;
     kameo_peer::register(m)?;
     llm::register(m)?;

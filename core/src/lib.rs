@@ -6,7 +6,8 @@
 //! - [`kado`]: Kado frames ("TOON protocol": 18-byte header, JSON payload, RLE).
 //! - [`toon`]: TOON text (Token-Oriented Object Notation).
 //! - [`tether`]: Tether, Caffeine's tagged 32-bit object encoding.
-//! - [`axon`]: AXON v2 agent message envelopes.
+//! - [`axon`]: AXON agent messaging: the v2 and axon/1 envelopes, identities,
+//!   and (feature `axon-peer`) a peer over QUIC.
 //! - [`kameo`]: the Kameo remote-actor protocol.
 //! - [`tokens`] (feature `tokens`): exact token counts (tiktoken's BPE
 //!   encodings, Hugging Face `tokenizer.json`).

@@ -17,6 +17,8 @@ __all__ = [
     "toon",
     "tether",
     "axon",
+    "axon1",
+    "axon_peer",
     "kameo",
     "kameo_peer",
     "llm",
@@ -89,6 +91,8 @@ kado: ModuleType
 toon: ModuleType
 tether: ModuleType
 axon: ModuleType
+axon1: ModuleType
+axon_peer: ModuleType
 kameo: ModuleType
 kameo_peer: ModuleType
 llm: ModuleType

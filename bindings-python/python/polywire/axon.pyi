@@ -1,5 +1,8 @@
-from typing import Any, Final, Literal, Optional, Sequence, TypedDict, Union, final
+import os
+from types import TracebackType
+from typing import Any, AsyncIterator, Awaitable, Callable, Final, Iterable, Literal, Optional, Sequence, TypedDict, Union, final
 
+from types import ModuleType
 from polywire._polywire import AxonError as AxonError
 from polywire.axon_daemon import (
     DAEMON_ERROR_CODES as DAEMON_ERROR_CODES,
@@ -21,6 +24,20 @@ from polywire.axon_daemon import (
 )
 
 __all__ = [
+    "AxonClosedError",
+    "AxonConnectionLostError",
+    "AxonHandshakeError",
+    "AxonInvalidArgumentError",
+    "AxonInvalidReplyError",
+    "AxonMessageTooLargeError",
+    "AxonPeerError",
+    "AxonRemoteError",
+    "AxonStartError",
+    "AxonTimeoutError",
+    "AxonUnknownPeerError",
+    "AxonUnreachableError",
+    "PROTOCOLS",
+    "Peer",
     "DEFAULT_DEADLINE_MS",
     "ERROR_CODES",
     "KINDS",
@@ -374,3 +391,155 @@ class Session:
     @property
     def pending(self) -> list[Pending]:
         """Requests sent and not yet answered, oldest first."""
+
+axon1: ModuleType
+"""``polywire.axon.axon1``: the envelopes of today's protocol (see its own page section)."""
+
+# ---------------------------------------------------------------- the peer
+
+PROTOCOLS: Final[tuple[str, ...]]
+"""The protocol generations a :class:`Peer` speaks: ``"axon/1"`` (upstream v0.3.0 and later,
+the default) and ``"v2"`` (upstream v0.2.0, the design document's)."""
+
+class AxonPeerError(AxonError):
+    """An operation of a :class:`Peer` failed; ``code`` is stable (``AXON_TIMEOUT``, ...)."""
+
+    code: str
+    def __init__(self, message: str = "") -> None: ...
+
+class AxonRemoteError(AxonPeerError):
+    """The peer answered with an ``error``: ``remote_code``, ``message`` and ``retryable`` are
+    the reply's (``code`` is ``AXON_REMOTE_ERROR``). Raise ``AxonRemoteError(code, message,
+    retryable=False)`` from a served handler to reply with that error."""
+
+    remote_code: str
+    message: str
+    retryable: bool
+    def __init__(self, code: str = "", message: str = "", retryable: bool = False) -> None: ...
+
+class AxonTimeoutError(AxonPeerError):
+    """No reply within the request's timeout (``AXON_TIMEOUT``)."""
+class AxonHandshakeError(AxonPeerError):
+    """The TLS handshake (or v2's hello) was refused: a key not pinned on either side, another
+    ALPN or protocol generation (``AXON_HANDSHAKE_REFUSED``)."""
+class AxonUnreachableError(AxonPeerError):
+    """The peer could not be reached in time (``AXON_UNREACHABLE``)."""
+class AxonUnknownPeerError(AxonPeerError):
+    """No peer with that agent id is known: ``add_peer`` it first (``AXON_UNKNOWN_PEER``)."""
+class AxonInvalidReplyError(AxonPeerError):
+    """The reply was not a valid answer to the request: a wrong ``ref`` or kind, an invalid
+    envelope, none at all (``AXON_INVALID_REPLY``)."""
+class AxonMessageTooLargeError(AxonPeerError):
+    """A message over 65,536 bytes (``AXON_MESSAGE_TOO_LARGE``)."""
+class AxonConnectionLostError(AxonPeerError):
+    """The connection closed before the reply (``AXON_CONNECTION_LOST``)."""
+class AxonClosedError(AxonPeerError):
+    """The peer is closed, or closed while the operation was in flight (``AXON_CLOSED``)."""
+class AxonStartError(AxonPeerError):
+    """The peer could not start: the address could not be bound, ... (``AXON_START_FAILED``)."""
+class AxonInvalidArgumentError(AxonPeerError):
+    """An argument's value is not valid: a malformed token or key, an unknown protocol, ...
+    (``AXON_INVALID_ARGUMENT``)."""
+
+class PeerMapping(TypedDict, total=False):
+    """A peer to pin, as upstream's config lists one."""
+
+    agent_id: str
+    """Its agent id (checked against the key)."""
+    pubkey: str
+    """Its Ed25519 public key, standard base64."""
+    addr: str
+    """``ip:port`` or ``host:port``; without it, it must dial this peer."""
+
+class PeerState(TypedDict):
+    """A known peer, as :meth:`Peer.peers` lists it."""
+
+    agent_id: str
+    addr: Optional[str]
+    status: Literal["connected", "connecting", "disconnected"]
+    rtt_ms: Optional[float]
+    """The connection's round trip time, when connected."""
+
+Event = TypedDict("Event", {
+    "type": Literal["message", "error", "pair_request"], "from": str, "id": str, "kind": str, "ref": Optional[str],
+    "payload": dict[str, Any], "code": Optional[str], "message": Optional[str], "retryable": bool,
+    "agent_id": str, "pubkey": str, "addr": Optional[str], "token": Optional[str]}, total=False)
+"""What :meth:`Peer.inbound` yields. ``message`` and ``error``: ``from`` (the sender's agent
+id, from its TLS certificate), ``id``, ``kind``, ``ref``, ``payload``, and for an error its
+``code``, ``message`` and ``retryable``. ``pair_request`` (an unknown peer was refused):
+``agent_id``, ``pubkey`` (standard base64), ``addr`` (when known) and ``token`` (to
+``add_peer`` it with, when the address is known)."""
+
+_Handler = Callable[[str, str, dict[str, Any]], Union[Optional[dict[str, Any]], Awaitable[Optional[dict[str, Any]]]]]
+
+class Peer:
+    """An AXON peer this program owns: it talks to AXON daemons (and to other peers) over QUIC
+    with mutual TLS. ``peer = await Peer.start(...)``; close it with ``await peer.close()`` or
+    ``async with``. mDNS discovery is not supported: pin peers with tokens."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        """Not for use: start a peer with ``await Peer.start(...)`` (raises ``TypeError``)."""
+    @classmethod
+    async def start(
+        cls,
+        *,
+        identity: bytes | bytearray | memoryview | str | os.PathLike[str] | None = None,
+        listen: str = "127.0.0.1:0",
+        peers: str | PeerMapping | Iterable[str | PeerMapping] = (),
+        protocol: str = "axon/1",
+        capabilities: dict[str, Any] | None = None,
+        agent_name: str | None = None,
+        request_timeout: float = 30.0,
+        handler_timeout: float = 30.0,
+    ) -> Peer:
+        """Start a peer listening on ``listen`` (UDP ``ip:port``). ``identity``: a 32-byte
+        seed, the path of an upstream ``identity.key``, or None for a new one; ``peers``:
+        enrollment tokens or mappings to pin; ``protocol``: ``"axon/1"`` or ``"v2"``;
+        ``capabilities``/``agent_name`` (v2): what ``discover`` and ``hello`` say. Raises
+        :class:`AxonStartError` or :class:`AxonInvalidArgumentError`."""
+    @property
+    def agent_id(self) -> str:
+        """This peer's agent id."""
+    @property
+    def public_key(self) -> str:
+        """Its Ed25519 public key, standard base64."""
+    @property
+    def listen_addr(self) -> str:
+        """``"ip:port"``."""
+    @property
+    def token(self) -> str:
+        """Its enrollment token, ``axon://<base64url key>@<listen_addr>``."""
+    @property
+    def protocol(self) -> str:
+        """``"axon/1"`` or ``"v2"``."""
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+    async def __aenter__(self) -> Peer: ...
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None: ...
+    async def add_peer(self, peer: str | PeerMapping) -> str:
+        """Pin a peer (a token or a mapping); its agent id."""
+    async def remove_peer(self, agent_id: str) -> bool:
+        """Unpin a peer and close its connections; whether it was known."""
+    async def peers(self) -> list[PeerState]:
+        """The known peers and their state."""
+    async def request(self, agent_id: str, payload: dict[str, Any], *, kind: str | None = None,
+                      timeout: float | None = None) -> dict[str, Any]:
+        """Send a request and return the reply's payload (axon/1 kind ``request``; v2 ``query``
+        by default, or ``delegate``, ``discover``, ``ping``, ``cancel``). Raises
+        :class:`AxonRemoteError` for an ``error`` reply, else another :class:`AxonPeerError`."""
+    async def send(self, agent_id: str, payload: dict[str, Any], *, kind: str | None = None,
+                   ref: str | None = None, timeout: float | None = None) -> str:
+        """Send a message (axon/1: any kind but ``request``, ``message`` by default; v2:
+        ``notify`` by default, ``result`` or ``error``); its id."""
+    def serve(self, handler: _Handler | None) -> None:
+        """Answer requests with ``handler(from_agent_id, kind, payload)`` (sync or async),
+        which returns the reply's payload; raising :class:`AxonRemoteError` replies with that
+        error. ``None`` stops serving."""
+    def inbound(self) -> AsyncIterator[Event]:
+        """Messages, unsolicited errors and refused peers (:class:`Event` dicts) as they
+        arrive; ends when the peer closes."""
+    async def close(self) -> None:
+        """Close the peer; operations in flight fail with :class:`AxonClosedError`. Idempotent."""
