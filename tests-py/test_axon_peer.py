@@ -8,7 +8,7 @@ axon-interop/src/bin, the program ``cargo test`` builds) or the Node peer
 error, anything else is echoed (``{"echo", "from"}``; v2 ``query`` ->
 ``{"data": {"echo", "from"}, "summary"}``, ``delegate``/``cancel`` -> ``{"accepted": True}``).
 The hostile cases (oversized messages, wrong refs, a killed peer) use the Rust peer's test
-hooks. The tests against real upstream daemons are in test_axon_daemon_interop.py.
+hooks. The tests against real upstream daemons are in test_axon_real_peer.py.
 """
 
 from __future__ import annotations
