@@ -145,7 +145,7 @@ def main() -> None:
     js_consts = (
         f"const TEXT = {json.dumps(TEXT)}\nconst VALUE = {json.dumps(VALUE)}\n"
         f"const MODULES = {json.dumps(str(ROOT / 'node_modules'))}\n"
-        f"const POLYWIRE_LLM = {json.dumps(str(ROOT / 'bindings-node' / 'llm.js'))}\n"
+        f"const POLYWIRE_LLM = {json.dumps(str(ROOT / 'bindings-node' / 'lib' / 'llm.js'))}\n"
     )
     libs = {
         "polywire (Python)": [sys.executable, "-c", consts + PY_POLYWIRE],

@@ -8,7 +8,7 @@
 // * upstream-style: the code of kado's packages/orchestrator/src/toon/{encoder,decoder,compression}.ts
 //   (DataView header, JSON.stringify + TextEncoder, the RLE loop over number[] arrays,
 //   TextDecoder + JSON.parse), transcribed to plain JS.
-// * polywire: `TOONEncoder` / `TOONDecoder` from `polywire/kado` (or bindings-node/kado.js of
+// * polywire: `TOONEncoder` / `TOONDecoder` from `polywire/kado` (or bindings-node/lib/kado.js of
 //   this checkout when the package is not installed; POLYWIRE_KADO=<path> overrides).
 //
 // One operation is decode(encode(payload)). The loop count is calibrated so that one repeat takes
@@ -178,7 +178,7 @@ async function loadPolywire() {
   const require = createRequire(import.meta.url);
   const tries = [];
   if (process.env.POLYWIRE_KADO) tries.push(path.resolve(process.env.POLYWIRE_KADO));
-  tries.push('polywire/kado', path.join(here, '..', 'bindings-node', 'kado.js'));
+  tries.push('polywire/kado', path.join(here, '..', 'bindings-node', 'lib', 'kado.js'));
   const errors = [];
   for (const spec of tries) {
     try {

@@ -23,8 +23,8 @@ try {
   llm = require('polywire/llm')
   toon = require('polywire/toon')
 } catch {
-  llm = require('../bindings-node/llm.js')
-  toon = require('../bindings-node/toon.js')
+  llm = require('../bindings-node/lib/llm.js')
+  toon = require('../bindings-node/lib/toon.js')
 }
 const gpt = await import('gpt-tokenizer/encoding/o200k_base')
 const { Tiktoken } = await import('js-tiktoken/lite')

@@ -94,7 +94,7 @@ def run(lang: str, kind: str, mb: int) -> dict:
     if lang == "python":
         cmd = [sys.executable, "-c", PY, kind, str(mb)]
     else:
-        cmd = ["node", "-e", JS, str(ROOT / "bindings-node" / "llm.js"), kind, str(mb)]
+        cmd = ["node", "-e", JS, str(ROOT / "bindings-node" / "lib" / "llm.js"), kind, str(mb)]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=True)
     return json.loads(out.stdout)
 

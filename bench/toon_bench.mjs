@@ -11,7 +11,7 @@
 //
 // Contenders, each skipped with a note when it cannot be loaded:
 // * polywire: `encode(value)` / `decode(text)` from `polywire/toon` (this package, by its own
-//   name), else bindings-node/toon.js of this checkout; POLYWIRE_TOON=<path> overrides.
+//   name), else bindings-node/lib/toon.js of this checkout; POLYWIRE_TOON=<path> overrides.
 // * reference: `encode` / `decode` of @toon-format/toon (4.4.0, a devDependency), resolved from
 //   the repository's node_modules; TOON_REFERENCE=<path> overrides: the package directory, its
 //   entry file, or a directory whose node_modules holds it.
@@ -111,7 +111,7 @@ async function loadPolywire() {
   }]);
   if (process.env.POLYWIRE_TOON) add(path.resolve(process.env.POLYWIRE_TOON));
   add('polywire/toon');
-  add(path.join(here, '..', 'bindings-node', 'toon.js'));
+  add(path.join(here, '..', 'bindings-node', 'lib', 'toon.js'));
   return firstLoadable(loaders);
 }
 

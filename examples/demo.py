@@ -22,7 +22,7 @@ const back = new TOONEncoder().encode(msg.header.type, JSON.parse(valueJson), 43
 console.log(Buffer.from(back).toString('hex'));
 """
 out = subprocess.run(
-    ["node", "-e", node, str(ROOT / "bindings-node" / "kado.js")],
+    ["node", "-e", node, str(ROOT / "bindings-node" / "lib" / "kado.js")],
     input=f"{frame.hex()}\n{json.dumps(value)}",
     capture_output=True, text=True, check=True,
 ).stdout.splitlines()
@@ -52,7 +52,7 @@ const value = JSON.parse(require('fs').readFileSync(0, 'utf8'));
 process.stdout.write(JSON.stringify({ text: toon.encode(value), back: toon.decode(toon.encode(value)) }));
 """
 out = json.loads(subprocess.run(
-    ["node", "-e", node, str(ROOT / "bindings-node" / "toon.js")],
+    ["node", "-e", node, str(ROOT / "bindings-node" / "lib" / "toon.js")],
     input=json.dumps(orders), capture_output=True, text=True, check=True,
 ).stdout)
 compact_json = json.dumps(orders, separators=(",", ":"))

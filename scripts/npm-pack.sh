@@ -2,9 +2,10 @@
 # Pack the npm packages in napi-rs's multi-package layout from built binaries:
 #   - one platform package per `polywire.<platform>.node` file in BINARIES
 #     (from npm/<platform>/package.json, with LICENSE), and
-#   - the main package: the JavaScript, declarations and subpath manifests, no
-#     binary, a package.json without install-time scripts or devDependencies,
-#     and optionalDependencies naming one platform package per napi target (what
+#   - the main package: the JavaScript (bindings-node/lib), the declarations
+#     (bindings-node/types) and the napi-generated loader (bindings-node/native), no
+#     binary, a package.json without install-time scripts or devDependencies, and
+#     optionalDependencies naming one platform package per napi target (what
 #     `napi pre-publish` writes).
 # Used by scripts/dist.sh (one Linux binary) and the release workflow (all of them).
 # Usage: scripts/npm-pack.sh BINARIES OUT   (tarballs are written to OUT)
@@ -30,11 +31,10 @@ for node in "${nodes[@]}"; do
 done
 
 main=$stage/polywire
-mkdir -p "$main/bindings-node"
-cp bindings-node/*.js bindings-node/*.mjs bindings-node/*.d.ts bindings-node/*.d.mts "$main/bindings-node/"
-# One manifest directory per subpath export (node10 resolution): kado, toon, ..., llm.
-subpaths=$(node -p "Object.keys(require('./package.json').exports).filter((k) => k !== '.' && k !== './package.json').map((k) => k.slice(2)).join(' ')")
-for m in $subpaths; do mkdir -p "$main/$m" && cp "$m/package.json" "$main/$m/"; done
+mkdir -p "$main/bindings-node/lib" "$main/bindings-node/types" "$main/bindings-node/native"
+cp bindings-node/lib/*.js bindings-node/lib/*.mjs "$main/bindings-node/lib/"
+cp bindings-node/types/*.d.ts bindings-node/types/*.d.mts "$main/bindings-node/types/"
+cp bindings-node/native/index.js bindings-node/native/index.d.ts "$main/bindings-node/native/"
 cp README.md LICENSE CHANGELOG.md "$main/"
 node - "$main/package.json" <<'EOF'
 const fs = require('fs')
@@ -42,7 +42,7 @@ const pkg = JSON.parse(fs.readFileSync('package.json', 'utf8'))
 delete pkg.scripts
 delete pkg.devDependencies
 pkg.files = pkg.files.filter((f) => !f.endsWith('.node'))
-const names = require(require('path').resolve('bindings-node/platforms.js'))
+const names = require(require('path').resolve('bindings-node/lib/platforms.js'))
 pkg.optionalDependencies = {}
 for (const t of pkg.napi.targets) {
   if (!names[t]) throw new Error(`no platform name for napi target ${t}`)

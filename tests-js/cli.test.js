@@ -1,5 +1,5 @@
 'use strict'
-// The `polywire` command of the package (its `bin`, bindings-node/cli.js), run
+// The `polywire` command of the package (its `bin`, bindings-node/lib/cli.js), run
 // as a subprocess: JSON <-> TOON as @toon-format/cli converts them, kado dump,
 // tether hex/unhex, errors and exit statuses. tests-py/test_cli.py checks that
 // the Python command writes the same bytes.
@@ -36,7 +36,7 @@ fs.writeFileSync(path.join(tmp, 'data.json'), DATA_JSON)
 fs.writeFileSync(path.join(tmp, 'data.toon'), DATA_TOON + '\n')
 
 test('the package declares the command', () => {
-  assert.equal(manifest.bin.polywire, 'bindings-node/cli.js')
+  assert.equal(manifest.bin.polywire, 'bindings-node/lib/cli.js')
   assert.match(fs.readFileSync(CLI, 'utf8'), /^#!\/usr\/bin\/env node\n/)
 })
 

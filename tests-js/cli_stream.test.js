@@ -16,7 +16,7 @@ const { once } = require('node:events')
 
 const PKG = path.dirname(require.resolve('polywire/package.json'))
 const CLI = path.join(PKG, require('polywire/package.json').bin.polywire)
-const native = require(path.join(PKG, 'bindings-node', 'native.js'))
+const native = require(path.join(PKG, 'bindings-node', 'lib', 'native.js'))
 
 const TARGET = 200_000_000
 const PEAK_RSS_MB = 150

@@ -18,13 +18,15 @@ test('without a native binary, loading fails with a coded error naming the platf
   // neither `polywire.<platform>.node` nor a platform package can be found.
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'polywire-nobin-'))
   try {
-    fs.mkdirSync(path.join(dir, 'bindings-node'))
-    for (const f of fs.readdirSync(path.join(PKG, 'bindings-node'))) {
-      if (f.endsWith('.js')) fs.copyFileSync(path.join(PKG, 'bindings-node', f), path.join(dir, 'bindings-node', f))
+    for (const sub of ['lib', 'native']) {
+      fs.mkdirSync(path.join(dir, 'bindings-node', sub), { recursive: true })
+      for (const f of fs.readdirSync(path.join(PKG, 'bindings-node', sub))) {
+        if (f.endsWith('.js')) fs.copyFileSync(path.join(PKG, 'bindings-node', sub, f), path.join(dir, 'bindings-node', sub, f))
+      }
     }
     fs.copyFileSync(path.join(PKG, 'package.json'), path.join(dir, 'package.json'))
     const script = `
-      try { require(${JSON.stringify(path.join(dir, 'bindings-node', 'kado.js'))}); console.log('loaded') }
+      try { require(${JSON.stringify(path.join(dir, manifest.exports['./kado'].require.default))}); console.log('loaded') }
       catch (e) { console.log(JSON.stringify({ code: e.code, name: e.name, message: e.message, platform: e.platform, cause: !!e.cause })) }`
     const env = { ...process.env }
     delete env.NAPI_RS_NATIVE_LIBRARY_PATH
@@ -55,6 +57,16 @@ test('every subpath export loads through require and import', async () => {
     assert.ok(Object.keys(cjs).length > 3, spec)
     for (const k of Object.keys(cjs)) assert.equal(esm[k], cjs[k], `${spec} export ${k}`)
   }
+})
+
+test('node10 type resolution (typesVersions) names the declarations each subpath export does', () => {
+  const subs = Object.keys(manifest.exports).filter((k) => k !== '.' && k !== './package.json')
+  assert.deepEqual(Object.keys(manifest.typesVersions['*']), subs.map((k) => k.slice(2)))
+  for (const sub of subs) {
+    assert.deepEqual(manifest.typesVersions['*'][sub.slice(2)], [manifest.exports[sub].require.types], sub)
+    assert.ok(fs.existsSync(path.join(PKG, manifest.exports[sub].require.types)), sub)
+  }
+  assert.equal('./' + manifest.types, manifest.exports['.'].require.types)
 })
 
 test('the platform packages carry the main package version and a LICENSE ships', () => {

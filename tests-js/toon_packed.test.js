@@ -1,5 +1,5 @@
 'use strict'
-// polywire/toon: the packed encode route (bindings-node/toon.js `packValue`,
+// polywire/toon: the packed encode route (bindings-node/lib/toon.js `packValue`,
 // bindings-node/src/toon/pack.rs) against the pinned reference
 // @toon-format/toon 4.4.0: what a plain value is, the key table kept between
 // calls (numbering, its cap, forgetting it after a failed call), re-entrant
@@ -12,7 +12,7 @@ const assert = require('node:assert/strict')
 const toon = require('polywire/toon')
 // The native module of the package under test (the repository's build, or an
 // installed tarball's), reached past the public exports on purpose.
-const native = require(require('node:path').join(require('node:path').dirname(require.resolve('polywire/package.json')), 'bindings-node', 'native.js'))
+const native = require(require('node:path').join(require('node:path').dirname(require.resolve('polywire/package.json')), 'bindings-node', 'lib', 'native.js'))
 const { rng: lcg } = require('./toon_generator.js')
 
 const reference = () => import('@toon-format/toon')

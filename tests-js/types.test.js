@@ -1,10 +1,10 @@
 'use strict'
-// The TypeScript declarations (bindings-node/*.d.ts and *.d.mts, reached
-// through the package's "exports", or its per-subpath package.json files
-// under node10 resolution) type-check real usage with `tsc --strict`, in a
-// scratch project that has polywire in node_modules as a user would: once
-// with nodenext resolution (ESM) and once with node10 (`"module":
-// "commonjs"`, which ignores "exports").
+// The TypeScript declarations (bindings-node/types/*.d.ts and *.d.mts, reached
+// through the package's "exports", or its "typesVersions" under node10
+// resolution) type-check real usage with `tsc --strict`, in a scratch project
+// that has polywire in node_modules as a user would: once with nodenext
+// resolution (ESM) and once with node10 (`"module": "commonjs"`, which ignores
+// "exports").
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const path = require('node:path')

@@ -18,7 +18,7 @@ def load_vectors(name: str):
 
 def node_module(name: str) -> pathlib.Path:
     """The CommonJS entry of polywire/<name> in the Node package under test."""
-    return NODE_PACKAGE / "bindings-node" / f"{name}.js"
+    return NODE_PACKAGE / "bindings-node" / "lib" / f"{name}.js"
 
 
 def pytest_configure(config):

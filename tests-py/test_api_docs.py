@@ -85,7 +85,7 @@ _DTS_REEXPORT = re.compile(r"^export\s+(?:type\s+)?\{([^}]*)\}", re.M)
 
 
 def dts_exports(fmt: str) -> set:
-    text = (ROOT / "bindings-node" / f"{fmt}.d.ts").read_text(encoding="utf-8")
+    text = (ROOT / "bindings-node" / "types" / f"{fmt}.d.ts").read_text(encoding="utf-8")
     names = set(_DTS_EXPORT.findall(text))
     for group in _DTS_REEXPORT.findall(text):
         names.update(p.split(" as ")[-1].strip() for p in group.split(",") if p.strip())

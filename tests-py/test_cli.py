@@ -1,6 +1,6 @@
 """The ``polywire`` command (the crate polywire-cli, which polywire/cli.py runs), run as a
 subprocess (``python -m polywire`` and the installed console script), and the same command
-of the Node package (bindings-node/cli.js) giving the same bytes for the same inputs.
+of the Node package (bindings-node/lib/cli.js) giving the same bytes for the same inputs.
 
 What tested cli.py's internals directly is in the crate now: json_error and the V8 messages
 (cli/src/json.rs), js_number (cli/src/json.rs, with the subprocess check below),

@@ -27,7 +27,7 @@ posix_only = pytest.mark.skipif(not POSIX, reason="POSIX: signals, /dev/full, cl
 
 COMMANDS = [pytest.param([sys.executable, "-m", "polywire"], id="python")]
 if NODE:
-    COMMANDS.append(pytest.param([NODE, str(NODE_PACKAGE / "bindings-node" / "cli.js")], id="node"))
+    COMMANDS.append(pytest.param([NODE, str(NODE_PACKAGE / "bindings-node" / "lib" / "cli.js")], id="node"))
 
 
 def run(command, *args, input=b"", cwd=None, timeout=120):

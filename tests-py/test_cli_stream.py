@@ -139,7 +139,7 @@ def test_a_fault_after_a_block_leaves_whole_blocks():
     bad = "\n".join(lines[:-1]) + "\nend[2]: 1\n"
     commands = [[sys.executable, "-m", "polywire", "-d"]]
     if NODE:
-        commands.append([NODE, str(NODE_PACKAGE / "bindings-node" / "cli.js"), "-d"])
+        commands.append([NODE, str(NODE_PACKAGE / "bindings-node" / "lib" / "cli.js"), "-d"])
     runs = [subprocess.run(c, input=bad.encode(), capture_output=True, timeout=120) for c in commands]
     r = runs[0]
     assert r.returncode == 1

@@ -1,7 +1,7 @@
 //! The Kameo peer of the core (`polywire::kameo::peer`) for Node: every
 //! operation returns a Promise, settled from the node's own thread through a
 //! `JsDeferred`, so nothing blocks the event loop. The public API (`Node`,
-//! `RemoteActorRef`, the error classes) is `bindings-node/kameo.js`.
+//! `RemoteActorRef`, the error classes) is `bindings-node/lib/kameo.js`.
 //!
 //! A Promise is always settled: an operation the node drops unanswered (it
 //! closed) resolves with a `KAMEO_NODE_CLOSED` outcome (the [`Settle`]

@@ -1,7 +1,7 @@
 //! napi-rs shim over the `polywire` core crate.
 //!
 //! Thin by design: native functions take and return bytes and strings; the
-//! per-format JavaScript files (`bindings-node/<format>.js`) shape the public
+//! per-format JavaScript files (`bindings-node/lib/<format>.js`) shape the public
 //! API, do the JSON transcoding where it measures faster than converting
 //! values through N-API, and turn native errors into typed error classes.
 

@@ -1,7 +1,7 @@
 //! TOON text for Node.
 //!
 //! Values cross the boundary packed ([`pack`] for encoding, [`pack_decode`]
-//! for decoding, with the figures that chose them in `bindings-node/toon.js`):
+//! for decoding, with the figures that chose them in `bindings-node/lib/toon.js`):
 //! flat ops, doubles and one joined string, which [`pack::PackEncoder`]
 //! reads into a flat [`Arena`] that the core encoder walks, and which
 //! [`pack_decode::PackDecoder`] writes from the core decoder's calls.

@@ -1,5 +1,5 @@
 //! The packed route for encoding: a plain JavaScript value walked once in
-//! JavaScript (`packObject` and friends in `bindings-node/toon.js`) into a
+//! JavaScript (`packObject` and friends in `bindings-node/lib/toon.js`) into a
 //! flat array of ops and numbers and one string, read here into an
 //! [`Arena`] for the core encoder.
 //!

@@ -1,7 +1,7 @@
 //! The packed route for decoding, the encoder's packed route in reverse:
 //! the core decoder's builder calls (in document order) are written as ops,
 //! numbers and one joined string, which `unpackValue` in
-//! `bindings-node/toon.js` turns into values with plain object and array
+//! `bindings-node/lib/toon.js` turns into values with plain object and array
 //! code.
 //!
 //! Why not JSON text and `JSON.parse`: for a small document of many objects

@@ -1,5 +1,5 @@
 'use strict'
-// The native addon, loaded through the loader napi-rs generates (index.js).
+// The native addon, loaded through the loader napi-rs generates (../native/index.js).
 // That loader looks for `polywire.<platform>.node` beside it, then for the
 // platform package (`polywire-linux-x64-gnu`, ...); when neither is there it
 // throws a generic message that blames npm's optional dependencies. This file
@@ -26,7 +26,7 @@ function currentPlatform() {
 
 function published() {
   try {
-    return require('../package.json').napi.targets.map((t) => PLATFORM_NAMES[t] || t)
+    return require('../../package.json').napi.targets.map((t) => PLATFORM_NAMES[t] || t)
   } catch {
     return Object.values(PLATFORM_NAMES)
   }
@@ -54,7 +54,7 @@ function noBinary(cause) {
 
 let binding
 try {
-  binding = require('./index.js')
+  binding = require('../native/index.js')
 } catch (cause) {
   throw noBinary(cause)
 }
