@@ -10,7 +10,7 @@
 //   node tests-js/axon_node.js [--protocol axon/1|v2] [--serve]
 
 const readline = require('node:readline')
-const axon = require(process.env.POLYWIRE_NODE_AXON || '../bindings-node/axon.js')
+const axon = require(process.env.POLYWIRE_NODE_AXON || '../bindings-node/lib/axon.js')
 
 function testHandler(protocol) {
   return async (sender, kind, payload) => {

@@ -1,7 +1,7 @@
 //! The AXON peer of the core (`polywire::axon::peer`) for Node: every
 //! operation returns a Promise settled from the peer's own thread through a
 //! `JsDeferred`, so nothing blocks the event loop. The public API (`Peer`,
-//! the error classes) is `bindings-node/axon.js`.
+//! the error classes) is `bindings-node/lib/axon.js`.
 //!
 //! As the Kameo peer: a Promise is always settled (an operation the peer
 //! drops unanswered, because it closed, settles with an `AXON_CLOSED`
