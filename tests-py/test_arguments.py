@@ -577,8 +577,8 @@ def public_callables() -> list[str]:
             out.append(f"{format}.{name}")
             if isinstance(value, type) and not issubclass(value, (enum.Enum, tuple)):
                 for attr, member in vars(value).items():
-                    # A staticmethod or classmethod object is callable only from Python 3.10 on.
-                    is_method = callable(member) or isinstance(member, (staticmethod, classmethod))
+                    # A staticmethod object is callable only from Python 3.10 on.
+                    is_method = callable(member) or isinstance(member, staticmethod)
                     if not attr.startswith("_") and is_method and not isinstance(member, type):
                         out.append(f"{format}.{name}.{attr}")
     return out
