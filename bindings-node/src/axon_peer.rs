@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use napi::bindgen_prelude::*;
-use napi::{Env, JsDeferred};
+use napi::Env;
 use napi_derive::napi;
 use polywire::axon::identity::{self, Identity};
 use polywire::axon::peer::{self, Event, Peer, PeerConfig, PeerError, PeerInfo, Protocol};
@@ -20,36 +20,7 @@ use serde_json::{json, Map, Value};
 
 use crate::errors::Code;
 
-type Resolver<T> = Box<dyn FnOnce(Env) -> napi::Result<T> + Send>;
-
-/// Settles a Promise exactly once: with [`Settle::done`]'s value, or, if
-/// dropped first, with the `closed` value.
-struct Settle<T: ToNapiValue + Send + 'static> {
-    deferred: Option<JsDeferred<T, Resolver<T>>>,
-    closed: fn() -> T,
-}
-
-impl<T: ToNapiValue + Send + 'static> Settle<T> {
-    fn new(env: &Env, closed: fn() -> T) -> napi::Result<(Settle<T>, Object<'_>)> {
-        let (deferred, promise) = env.create_deferred::<T, Resolver<T>>()?;
-        Ok((Settle { deferred: Some(deferred), closed }, promise))
-    }
-
-    fn done(mut self, value: T) {
-        if let Some(d) = self.deferred.take() {
-            d.resolve(Box::new(move |_| Ok(value)));
-        }
-    }
-}
-
-impl<T: ToNapiValue + Send + 'static> Drop for Settle<T> {
-    fn drop(&mut self) {
-        if let Some(d) = self.deferred.take() {
-            let value = (self.closed)();
-            d.resolve(Box::new(move |_| Ok(value)));
-        }
-    }
-}
+use crate::settle::Settle;
 
 /// Why an operation failed.
 #[napi(object)]

@@ -12,43 +12,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use napi::bindgen_prelude::*;
-use napi::{Env, JsDeferred};
+use napi::Env;
 use napi_derive::napi;
 use polywire::kameo::model::RemoteSendError;
 use polywire::kameo::peer::{self, Inbound, Lookup, Peer, PeerConfig, PeerError, RemoteActor, SendOptions};
 use polywire::kameo::ActorId;
 
-type Resolver<T> = Box<dyn FnOnce(Env) -> Result<T> + Send>;
-
-/// Settles a Promise exactly once: with the value given to [`Settle::done`],
-/// or, if dropped first (the node closed and dropped the waiting task), with
-/// the `closed` value.
-struct Settle<T: ToNapiValue + Send + 'static> {
-    deferred: Option<JsDeferred<T, Resolver<T>>>,
-    closed: fn() -> T,
-}
-
-impl<T: ToNapiValue + Send + 'static> Settle<T> {
-    fn new(env: &Env, closed: fn() -> T) -> Result<(Settle<T>, Object<'_>)> {
-        let (deferred, promise) = env.create_deferred::<T, Resolver<T>>()?;
-        Ok((Settle { deferred: Some(deferred), closed }, promise))
-    }
-
-    fn done(mut self, value: T) {
-        if let Some(d) = self.deferred.take() {
-            d.resolve(Box::new(move |_| Ok(value)));
-        }
-    }
-}
-
-impl<T: ToNapiValue + Send + 'static> Drop for Settle<T> {
-    fn drop(&mut self) {
-        if let Some(d) = self.deferred.take() {
-            let value = (self.closed)();
-            d.resolve(Box::new(move |_| Ok(value)));
-        }
-    }
-}
+use crate::settle::Settle;
 
 /// An actor found or registered.
 #[napi(object)]

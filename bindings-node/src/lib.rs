@@ -16,3 +16,4 @@ mod kameo;
 mod kameo_peer;
 mod axon_peer;
 mod llm;
+mod settle;

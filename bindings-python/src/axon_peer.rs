@@ -12,7 +12,7 @@
 //! answered with `respond` or `fail`. Payloads cross as dicts, converted
 //! without running any Python code of the value (`axon::to_json`).
 
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use polywire::axon::identity::{self, Identity};
@@ -20,6 +20,10 @@ use polywire::axon::peer::{self, Event, Peer, PeerConfig, PeerError, PeerInfo, P
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use serde_json::{Map, Value};
+
+use crate::completions::{self, Completions};
+#[cfg(unix)]
+use crate::completions::WakeQueue;
 
 const OK: u8 = 0;
 const EVENTS: u8 = 1;
@@ -44,71 +48,6 @@ enum Done {
     Events(Vec<Event>),
     Inbound(peer::InboundRequest),
     Err(PeerError),
-}
-
-struct Completion {
-    token: u64,
-    done: Done,
-}
-
-#[derive(Clone)]
-enum Completions {
-    Thread(mpsc::Sender<Completion>),
-    #[cfg(unix)]
-    Queue(Arc<WakeQueue>),
-}
-
-#[cfg(unix)]
-struct WakeQueue {
-    items: Mutex<Vec<Completion>>,
-    wake: std::os::unix::net::UnixStream,
-    watch: std::os::unix::net::UnixStream,
-}
-
-impl Completions {
-    fn send(&self, c: Completion) -> Result<(), ()> {
-        match self {
-            Completions::Thread(tx) => tx.send(c).map_err(|_| ()),
-            #[cfg(unix)]
-            Completions::Queue(q) => {
-                let was_empty = match q.items.lock() {
-                    Ok(mut items) => {
-                        let was_empty = items.is_empty();
-                        items.push(c);
-                        was_empty
-                    }
-                    Err(_) => return Err(()),
-                };
-                if was_empty {
-                    // Non-blocking: a full buffer already holds a wake-up byte.
-                    let _ = std::io::Write::write(&mut &q.wake, &[1]);
-                }
-                Ok(())
-            }
-        }
-    }
-}
-
-/// The answer to one operation; dropped unsent (the peer closed), `AXON_CLOSED`.
-struct Reply {
-    token: u64,
-    tx: Option<Completions>,
-}
-
-impl Reply {
-    fn send(mut self, done: Done) {
-        if let Some(tx) = self.tx.take() {
-            let _ = tx.send(Completion { token: self.token, done });
-        }
-    }
-}
-
-impl Drop for Reply {
-    fn drop(&mut self) {
-        if let Some(tx) = self.tx.take() {
-            let _ = tx.send(Completion { token: self.token, done: Done::Err(PeerError::Closed) });
-        }
-    }
 }
 
 fn invalid(py: Python<'_>, message: impl Into<String>) -> PyErr {
@@ -161,41 +100,35 @@ fn event_dict<'py>(py: Python<'py>, e: &Event) -> PyResult<Bound<'py, PyAny>> {
     Ok(d.into_any())
 }
 
-fn to_py<'py>(py: Python<'py>, done: Done) -> PyResult<(u8, Bound<'py, PyAny>)> {
-    match done {
-        Done::Payload(m) => Ok((OK, dict_of(py, &m)?)),
-        Done::Text(t) => Ok((OK, t.into_pyobject(py)?.into_any())),
-        Done::Events(events) => {
-            let list = PyList::empty(py);
-            for e in &events {
-                list.append(event_dict(py, e)?)?;
-            }
-            Ok((EVENTS, list.into_any()))
-        }
-        Done::Inbound(req) => {
-            let payload = dict_of(py, &req.payload)?.unbind();
-            Bound::new(py, InboundRequest::new(req, payload)).map(|r| (INBOUND, r.into_any()))
-        }
-        Done::Err(e) => Ok((ERROR, error_tuple(py, &e)?)),
-    }
-}
+type Reply = completions::Reply<Done>;
 
-fn run_notifier(rx: mpsc::Receiver<Completion>, notify: Py<PyAny>) {
-    while let Ok(Completion { token, done }) = rx.recv() {
-        let attached = Python::try_attach(|py| match to_py(py, done) {
-            Ok((kind, value)) => {
-                if let Err(e) = notify.call1(py, (token, kind, value)) {
-                    e.write_unraisable(py, None);
+impl completions::Outcome for Done {
+    fn closed() -> Self {
+        Done::Err(PeerError::Closed)
+    }
+
+    fn to_py<'py>(self, py: Python<'py>) -> PyResult<(u8, Bound<'py, PyAny>)> {
+        match self {
+            Done::Payload(m) => Ok((OK, dict_of(py, &m)?)),
+            Done::Text(t) => Ok((OK, t.into_pyobject(py)?.into_any())),
+            Done::Events(events) => {
+                let list = PyList::empty(py);
+                for e in &events {
+                    list.append(event_dict(py, e)?)?;
                 }
+                Ok((EVENTS, list.into_any()))
             }
-            Err(e) => e.write_unraisable(py, None),
-        });
-        if attached.is_none() {
-            break;
+            Done::Inbound(req) => {
+                let payload = dict_of(py, &req.payload)?.unbind();
+                Bound::new(py, InboundRequest::new(req, payload)).map(|r| (INBOUND, r.into_any()))
+            }
+            Done::Err(e) => Ok((ERROR, error_tuple(py, &e)?)),
         }
     }
-    if Python::try_attach(|_| ()).is_none() {
-        std::mem::forget(notify);
+
+    fn unconvertible<'py>(py: Python<'py>, e: PyErr) -> PyResult<(u8, Bound<'py, PyAny>)> {
+        let value = ("AXON_INVALID_REPLY", e.to_string(), None::<String>, None::<String>, None::<bool>);
+        Ok((ERROR, value.into_pyobject(py)?.into_any()))
     }
 }
 
@@ -233,10 +166,10 @@ struct PeerNode {
     /// Taken at close (see the Node binding: a receiver keeps the peer's
     /// runtime's descriptors alive through a task's waker).
     events: Arc<tokio::sync::Mutex<Option<tokio::sync::mpsc::Receiver<Event>>>>,
-    completions: Mutex<Option<Completions>>,
+    completions: Mutex<Option<Completions<Done>>>,
     notifier: Mutex<Option<std::thread::JoinHandle<()>>>,
     #[cfg(unix)]
-    queue: Option<Arc<WakeQueue>>,
+    queue: Option<Arc<WakeQueue<Done>>>,
 }
 
 impl PeerNode {
@@ -247,7 +180,7 @@ impl PeerNode {
     {
         let Some(tx) = self.completions.lock().ok().and_then(|c| c.clone()) else { return };
         // A closed peer drops the work, and with it the reply: AXON_CLOSED.
-        self.peer.spawn(work(Reply { token, tx: Some(tx) }));
+        self.peer.spawn(work(Reply::new(token, &tx)));
     }
 }
 
@@ -294,39 +227,14 @@ impl PeerNode {
             handler_timeout: seconds(py, "handler_timeout", handler_timeout)?,
             ..PeerConfig::default()
         };
-        #[cfg(unix)]
-        let queue = match notify {
-            Some(_) => None,
-            None => {
-                let (wake, watch) = std::os::unix::net::UnixStream::pair()
-                    .and_then(|(a, b)| a.set_nonblocking(true).and(b.set_nonblocking(true)).map(|()| (a, b)))
-                    .map_err(|e| invalid(py, format!("could not create the wake-up socket: {e}")))?;
-                Some(Arc::new(WakeQueue { items: Mutex::new(Vec::new()), wake, watch }))
-            }
-        };
+        let channel = completions::open::<Done>(notify, "polywire-axon-notify").map_err(|e| invalid(py, e))?;
         let (peer, inbound) = py.detach(|| Peer::start(config)).map_err(|e| peer_error_now(py, &e))?;
-        let (tx, notifier) = match notify {
-            Some(notify) => {
-                let (tx, rx) = mpsc::channel();
-                let notifier = std::thread::Builder::new()
-                    .name("polywire-axon-notify".into())
-                    .spawn(move || run_notifier(rx, notify))
-                    .map_err(|e| invalid(py, format!("could not start the notifier thread: {e}")))?;
-                (Completions::Thread(tx), Some(notifier))
-            }
-            #[cfg(unix)]
-            None => match &queue {
-                Some(q) => (Completions::Queue(q.clone()), None),
-                None => return Err(invalid(py, "no completion queue")),
-            },
-            #[cfg(not(unix))]
-            None => return Err(invalid(py, "notify is required on this platform")),
-        };
+        let tx = channel.completions;
         let forward = tx.clone();
         let mut requests = inbound.requests;
         peer.spawn(async move {
             while let Some(req) = requests.recv().await {
-                if forward.send(Completion { token: 0, done: Done::Inbound(req) }).is_err() {
+                if forward.send(0, Done::Inbound(req)).is_err() {
                     break;
                 }
             }
@@ -335,19 +243,16 @@ impl PeerNode {
             peer,
             events: Arc::new(tokio::sync::Mutex::new(Some(inbound.events))),
             completions: Mutex::new(Some(tx)),
-            notifier: Mutex::new(notifier),
+            notifier: Mutex::new(channel.notifier),
             #[cfg(unix)]
-            queue,
+            queue: channel.queue,
         })
     }
 
     #[getter]
     fn wakeup_fd(&self) -> Option<i32> {
         #[cfg(unix)]
-        {
-            use std::os::fd::AsRawFd;
-            self.queue.as_ref().map(|q| q.watch.as_raw_fd())
-        }
+        return completions::wakeup_fd(self.queue.as_ref());
         #[cfg(not(unix))]
         None
     }
@@ -355,28 +260,8 @@ impl PeerNode {
     /// The completions queued since the last call, as `(token, kind, value)`.
     fn drain<'py>(&self, py: Python<'py>) -> PyResult<Vec<(u64, u8, Bound<'py, PyAny>)>> {
         #[cfg(unix)]
-        if let Some(q) = &self.queue {
-            let mut buf = [0u8; 256];
-            while matches!(std::io::Read::read(&mut &q.watch, &mut buf), Ok(n) if n > 0) {}
-            let items = q.items.lock().map(|mut i| std::mem::take(&mut *i)).unwrap_or_default();
-            let mut out = Vec::with_capacity(items.len());
-            for Completion { token, done } in items {
-                // One value that cannot be converted fails its own operation,
-                // not the others of the batch.
-                let item = match to_py(py, done) {
-                    Ok((kind, value)) => (token, kind, value),
-                    Err(e) => {
-                        let value = ("AXON_INVALID_REPLY", e.to_string(), None::<String>, None::<String>, None::<bool>)
-                            .into_pyobject(py)?
-                            .into_any();
-                        (token, ERROR, value)
-                    }
-                };
-                out.push(item);
-            }
-            return Ok(out);
-        }
-        let _ = py;
+        return completions::drain(py, self.queue.as_ref());
+        #[cfg(not(unix))]
         Ok(Vec::new())
     }
 

@@ -3,16 +3,15 @@
 //! classes) is `polywire/kameo.py`.
 //!
 //! Nothing here blocks the caller's event loop or calls Python from the
-//! node's own thread: each operation is sent to the node and answered later
-//! through `notify(token, kind, value)`, which a thread of this node's own
-//! (one per node) calls with the GIL held; the wrapper's `notify` only hands
-//! the result to its loop with `call_soon_threadsafe`. An operation the node
-//! drops unanswered (it closed) is answered with `KAMEO_NODE_CLOSED`, so no
-//! future waits forever. Asks and tells for the actors the program registers
-//! arrive the same way (kind [`INBOUND`]) as `_InboundRequest` objects, which
-//! the wrapper answers with `respond` or `fail`.
+//! node's own thread: each operation is spawned on the node and answered
+//! later through `completions.rs` (a queue the loop drains, or a notifier
+//! thread). An operation the node drops unanswered (it closed) is answered
+//! with `KAMEO_NODE_CLOSED`, so no future waits forever. Asks and tells for
+//! the actors the program registers arrive the same way (kind [`INBOUND`])
+//! as `_InboundRequest` objects, which the wrapper answers with `respond` or
+//! `fail`.
 
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use polywire::kameo::model::RemoteSendError;
@@ -20,6 +19,10 @@ use polywire::kameo::peer::{self, Peer, PeerConfig, PeerError, RemoteActor, Send
 use polywire::kameo::ActorId;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
+
+use crate::completions::{self, Completions};
+#[cfg(unix)]
+use crate::completions::WakeQueue;
 
 /// `notify` kinds.
 const OK: u8 = 0;
@@ -50,91 +53,6 @@ enum Done {
     LookupEnd,
     Inbound(peer::InboundRequest),
     Err(PeerError),
-}
-
-struct Completion {
-    token: u64,
-    done: Done,
-}
-
-/// Where completions go: to the notifier thread, or (POSIX event loops) to
-/// a queue that the loop drains when a byte arrives on `wakeup_fd`, so that
-/// an answer reaches the loop in one hop and no thread but the loop's ever
-/// takes the GIL for it.
-#[derive(Clone)]
-enum Completions {
-    Thread(mpsc::Sender<Completion>),
-    #[cfg(unix)]
-    Queue(Arc<WakeQueue>),
-}
-
-#[cfg(unix)]
-struct WakeQueue {
-    items: Mutex<Vec<Completion>>,
-    /// The write end: a byte when the queue stops being empty.
-    wake: std::os::unix::net::UnixStream,
-    /// The read end, whose descriptor the loop watches.
-    watch: std::os::unix::net::UnixStream,
-}
-
-impl Completions {
-    fn send(&self, c: Completion) -> Result<(), ()> {
-        match self {
-            Completions::Thread(tx) => tx.send(c).map_err(|_| ()),
-            #[cfg(unix)]
-            Completions::Queue(q) => {
-                let was_empty = match q.items.lock() {
-                    Ok(mut items) => {
-                        let was_empty = items.is_empty();
-                        items.push(c);
-                        was_empty
-                    }
-                    Err(_) => return Err(()),
-                };
-                if was_empty {
-                    // Non-blocking: a full socket buffer already holds a
-                    // wake-up byte, which is all the loop needs.
-                    let _ = std::io::Write::write(&mut &q.wake, &[1]);
-                }
-                Ok(())
-            }
-        }
-    }
-}
-
-/// The answer to one operation. If it is dropped unsent (the node closed and
-/// dropped the task waiting on it), it answers `KAMEO_NODE_CLOSED`.
-struct Reply {
-    token: u64,
-    tx: Option<Completions>,
-}
-
-impl Reply {
-    fn new(token: u64, tx: &Completions) -> Reply {
-        Reply { token, tx: Some(tx.clone()) }
-    }
-
-    fn send(mut self, done: Done) {
-        if let Some(tx) = self.tx.take() {
-            let _ = tx.send(Completion { token: self.token, done });
-        }
-    }
-
-
-    /// A further item of a stream (lookups), before the final answer.
-    fn item(&self, done: Done) {
-        if let Some(tx) = &self.tx {
-            let _ = tx.send(Completion { token: self.token, done });
-        }
-    }
-}
-
-impl Drop for Reply {
-    fn drop(&mut self) {
-        if let Some(tx) = self.tx.take() {
-            let _ = tx.send(Completion { token: self.token, done: Done::Err(PeerError::Closed) });
-        }
-    }
 }
 
 fn actor_tuple<'py>(py: Python<'py>, actor: &RemoteActor) -> PyResult<Bound<'py, PyTuple>> {
@@ -168,41 +86,29 @@ fn error_tuple<'py>(py: Python<'py>, e: &PeerError) -> PyResult<Bound<'py, PyTup
     (e.code(), e.to_string(), variant, payload, detail).into_pyobject(py)
 }
 
-/// Calls `notify` for each completion, until every sender is gone (the node
-/// closed and its last operation was answered) or Python is shutting down.
-fn to_py<'py>(py: Python<'py>, done: Done) -> PyResult<(u8, Bound<'py, PyAny>)> {
-    match done {
-        Done::Unit => Ok((OK, py.None().into_bound(py))),
-        Done::Bytes(b) => Ok((OK, PyBytes::new(py, &b).into_any())),
-        Done::Bool(b) => Ok((OK, pyo3::types::PyBool::new(py, b).to_owned().into_any())),
-        Done::Actor(a) => actor_tuple(py, &a).map(|t| (OK, t.into_any())),
-        Done::LookupItem(a) => actor_tuple(py, &a).map(|t| (LOOKUP_ITEM, t.into_any())),
-        Done::LookupEnd => Ok((LOOKUP_END, py.None().into_bound(py))),
-        Done::Inbound(req) => Bound::new(py, InboundRequest::new(req)).map(|r| (INBOUND, r.into_any())),
-        Done::Err(e) => error_tuple(py, &e).map(|t| (ERROR, t.into_any())),
-    }
-}
+type Reply = completions::Reply<Done>;
 
-fn run_notifier(rx: mpsc::Receiver<Completion>, notify: Py<PyAny>) {
-    while let Ok(Completion { token, done }) = rx.recv() {
-        let attached = Python::try_attach(|py| match to_py(py, done) {
-            Ok((kind, value)) => {
-                if let Err(e) = notify.call1(py, (token, kind, value)) {
-                    // The wrapper's notify does not raise; if it did (its loop
-                    // is closed), the error is reported, not lost silently.
-                    e.write_unraisable(py, None);
-                }
-            }
-            Err(e) => e.write_unraisable(py, None),
-        });
-        if attached.is_none() {
-            break;
+impl completions::Outcome for Done {
+    fn closed() -> Self {
+        Done::Err(PeerError::Closed)
+    }
+
+    fn to_py<'py>(self, py: Python<'py>) -> PyResult<(u8, Bound<'py, PyAny>)> {
+        match self {
+            Done::Unit => Ok((OK, py.None().into_bound(py))),
+            Done::Bytes(b) => Ok((OK, PyBytes::new(py, &b).into_any())),
+            Done::Bool(b) => Ok((OK, pyo3::types::PyBool::new(py, b).to_owned().into_any())),
+            Done::Actor(a) => actor_tuple(py, &a).map(|t| (OK, t.into_any())),
+            Done::LookupItem(a) => actor_tuple(py, &a).map(|t| (LOOKUP_ITEM, t.into_any())),
+            Done::LookupEnd => Ok((LOOKUP_END, py.None().into_bound(py))),
+            Done::Inbound(req) => Bound::new(py, InboundRequest::new(req)).map(|r| (INBOUND, r.into_any())),
+            Done::Err(e) => error_tuple(py, &e).map(|t| (ERROR, t.into_any())),
         }
     }
-    // Dropping `notify` without the GIL defers its decref to PyO3's pool;
-    // with the interpreter gone, it is never touched again.
-    if Python::try_attach(|_| ()).is_none() {
-        std::mem::forget(notify);
+
+    fn unconvertible<'py>(py: Python<'py>, e: PyErr) -> PyResult<(u8, Bound<'py, PyAny>)> {
+        let value = ("KAMEO_INVALID_VALUE", e.to_string(), None::<String>, None::<Vec<u8>>, None::<(String, Option<String>)>);
+        Ok((ERROR, value.into_pyobject(py)?.into_any()))
     }
 }
 
@@ -231,14 +137,14 @@ fn invalid(msg: String) -> PyErr {
 #[pyclass(module = "polywire.kameo", name = "_PeerNode", frozen)]
 struct PeerNode {
     peer: Peer,
-    completions: Mutex<Option<Completions>>,
+    completions: Mutex<Option<Completions<Done>>>,
     notifier: Mutex<Option<std::thread::JoinHandle<()>>>,
     #[cfg(unix)]
-    queue: Option<Arc<WakeQueue>>,
+    queue: Option<Arc<WakeQueue<Done>>>,
 }
 
 impl PeerNode {
-    fn completions(&self) -> Option<Completions> {
+    fn completions(&self) -> Option<Completions<Done>> {
         self.completions.lock().ok().and_then(|c| c.clone())
     }
 
@@ -290,38 +196,13 @@ impl PeerNode {
             dial_timeout: seconds("dial_timeout", Some(dial_timeout))?.unwrap_or_default(),
             ..PeerConfig::default()
         };
-        #[cfg(unix)]
-        let queue = match notify {
-            Some(_) => None,
-            None => {
-                let (wake, watch) = std::os::unix::net::UnixStream::pair()
-                    .and_then(|(a, b)| a.set_nonblocking(true).and(b.set_nonblocking(true)).map(|()| (a, b)))
-                    .map_err(|e| invalid(format!("could not create the wake-up socket: {e}")))?;
-                Some(Arc::new(WakeQueue { items: Mutex::new(Vec::new()), wake, watch }))
-            }
-        };
+        let channel = completions::open::<Done>(notify, "polywire-kameo-notify").map_err(invalid)?;
         let (peer, mut inbound) = py.detach(|| Peer::start(config)).map_err(|e| peer_error_now(py, &e))?;
-        let (tx, notifier) = match notify {
-            Some(notify) => {
-                let (tx, rx) = mpsc::channel();
-                let notifier = std::thread::Builder::new()
-                    .name("polywire-kameo-notify".into())
-                    .spawn(move || run_notifier(rx, notify))
-                    .map_err(|e| invalid(format!("could not start the notifier thread: {e}")))?;
-                (Completions::Thread(tx), Some(notifier))
-            }
-            #[cfg(unix)]
-            None => match &queue {
-                Some(q) => (Completions::Queue(q.clone()), None),
-                None => return Err(invalid("no completion queue".into())),
-            },
-            #[cfg(not(unix))]
-            None => return Err(invalid("notify is required on this platform".into())),
-        };
+        let tx = channel.completions;
         let forward = tx.clone();
         peer.spawn(async move {
             while let Some(req) = inbound.recv().await {
-                if forward.send(Completion { token: 0, done: Done::Inbound(req) }).is_err() {
+                if forward.send(0, Done::Inbound(req)).is_err() {
                     break;
                 }
             }
@@ -329,9 +210,9 @@ impl PeerNode {
         Ok(PeerNode {
             peer,
             completions: Mutex::new(Some(tx)),
-            notifier: Mutex::new(notifier),
+            notifier: Mutex::new(channel.notifier),
             #[cfg(unix)]
-            queue,
+            queue: channel.queue,
         })
     }
 
@@ -339,10 +220,7 @@ impl PeerNode {
     #[getter]
     fn wakeup_fd(&self) -> Option<i32> {
         #[cfg(unix)]
-        {
-            use std::os::fd::AsRawFd;
-            self.queue.as_ref().map(|q| q.watch.as_raw_fd())
-        }
+        return completions::wakeup_fd(self.queue.as_ref());
         #[cfg(not(unix))]
         None
     }
@@ -351,18 +229,8 @@ impl PeerNode {
     /// (queue mode; empty otherwise). Call it when `wakeup_fd` is readable.
     fn drain<'py>(&self, py: Python<'py>) -> PyResult<Vec<(u64, u8, Bound<'py, PyAny>)>> {
         #[cfg(unix)]
-        if let Some(q) = &self.queue {
-            // The wake-up bytes first: a completion queued after this read
-            // finds the queue empty again and writes a new byte.
-            let mut buf = [0u8; 256];
-            while matches!(std::io::Read::read(&mut &q.watch, &mut buf), Ok(n) if n > 0) {}
-            let items = q.items.lock().map(|mut i| std::mem::take(&mut *i)).unwrap_or_default();
-            return items
-                .into_iter()
-                .map(|Completion { token, done }| to_py(py, done).map(|(kind, value)| (token, kind, value)))
-                .collect();
-        }
-        let _ = py;
+        return completions::drain(py, self.queue.as_ref());
+        #[cfg(not(unix))]
         Ok(Vec::new())
     }
 

@@ -7,6 +7,7 @@
 
 mod buffer;
 mod cli;
+mod completions;
 mod errors;
 mod axon;
 mod axon_peer;
