@@ -333,3 +333,29 @@ def test_the_harness_can_fail(tmp_path):
     for bad in ["pip install polywyre", "npm install polywire-beta", "git clone https://example.com/x", "cargo install polywire"]:
         r = subprocess.run(["bash", "-c", prelude() + bad], cwd=tmp_path, capture_output=True, text=True, timeout=LIMIT)
         assert r.returncode != 0, bad
+
+
+@pytest.mark.skipif(os.name != "posix" or NODE is None, reason="POSIX descriptors, node")
+def test_command_page_on_a_read_write_dev_null(tmp_path):
+    """docs/command.md, "Standard streams": the npm package's command takes a read-write
+    /dev/null as its standard output for a closed one (Node opens /dev/null read-write in
+    place of a closed descriptor) and refuses it; write-only and pipes work; the Python
+    package's command takes both."""
+    page = (ROOT / "docs" / "command.md").read_text(encoding="utf-8")
+    assert "read-write `/dev/null`" in page and "`1<>/dev/null`" in page
+    (tmp_path / "data.json").write_text('{"a": 1}')
+    commands = {flavor: str(command_dir(flavor, tmp_path) / "polywire") for flavor in ("python", "node")}
+
+    def run(flavor, flags):
+        fd = os.open(os.devnull, flags)
+        try:
+            return subprocess.run([commands[flavor], "data.json"], cwd=tmp_path, stdout=fd, stderr=subprocess.PIPE,
+                                  text=True, timeout=LIMIT)
+        finally:
+            os.close(fd)
+
+    for flavor in commands:
+        assert run(flavor, os.O_WRONLY).returncode == 0, flavor
+    assert run("python", os.O_RDWR).returncode == 0
+    r = run("node", os.O_RDWR)
+    assert r.returncode == 1 and "standard output is closed" in r.stderr, r
