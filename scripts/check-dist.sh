@@ -49,10 +49,11 @@ mkdir -p "$project"
 installed=$project/node_modules/polywire
 [ -z "$(find "$installed" -name '*.node' -print -quit)" ] || { echo "check-dist.sh: the main package carries a binary" >&2; exit 1; }
 [ -f "$project/node_modules/polywire-linux-x64-gnu/polywire.linux-x64-gnu.node" ] || { echo "check-dist.sh: no platform package installed" >&2; exit 1; }
-# The tests and their inputs (vectors, the benchmark datasets) beside the install, and the test-only packages
+# The tests and their inputs (vectors, the benchmark datasets, the docs whose blocks
+# tests-js/docs.test.js runs) beside the install, and the test-only packages
 # (reference implementations, typescript, @types/node) from the repository's
 # node_modules; polywire itself resolves to the installed tarball.
-cp -r tests-js vectors bench "$project/"
+cp -r tests-js vectors bench docs "$project/"
 for dep in "$ROOT"/node_modules/* "$ROOT"/node_modules/.bin; do
   name=$(basename "$dep")
   [ "$name" = polywire ] || [ -e "$project/node_modules/$name" ] || cp -r "$dep" "$project/node_modules/"

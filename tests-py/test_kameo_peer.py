@@ -345,14 +345,15 @@ def test_python_asks_a_node_hosted_actor():
             proc.kill()
 
 
-def test_readme_peer_example_runs_against_kameo(kameo_node):
-    """The README's Python example, as written: it asks kameo's counter, then serves
-    "greeter", which the kameo program looks up and asks."""
-    from test_readme import PEER_BLOCKS
+def test_docs_peer_example_runs_against_kameo(kameo_node):
+    """docs/kameo.md's Python peer example (the block marked id=kameo-peer-python), as
+    written: it asks kameo's counter, then serves "greeter", which the kameo program looks
+    up and asks."""
+    from doc_blocks import block
 
-    assert len(PEER_BLOCKS) == 1
+    code = block("kameo-peer-python").text
     proc = subprocess.Popen(
-        [sys.executable, "-c", PEER_BLOCKS[0], kameo_node.addr, "4"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-c", code, kameo_node.addr, "4"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     try:
         import time
