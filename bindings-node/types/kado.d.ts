@@ -162,22 +162,22 @@ export interface FrameDecoderOptions {
  * Incremental decoder for streams: feed chunks of any size, get complete
  * messages in order. After an error it stays failed and throws it again.
  */
-export declare class FrameDecoder {
+export declare class FrameDecoder<Raw extends boolean = false> {
   /**
    * `maxFrameSize`: an integer from 18 (`HEADER_SIZE`) to 2^53 - 1, default
    * 16 MiB; anything else throws a TypeError/RangeError
-   * `KADO_INVALID_ARGUMENT`. Yields `TOONMessage`s.
+   * `KADO_INVALID_ARGUMENT`. Yields `TOONMessage`s, or with `raw: true`
+   * `TOONRawMessage`s (payloads decompressed, not parsed): the type follows
+   * the `raw` option.
    */
-  constructor(options?: FrameDecoderOptions & { raw?: false })
-  /** With `raw: true`: yields `TOONRawMessage`s (payloads decompressed, not parsed). */
-  constructor(options: FrameDecoderOptions & { raw: true })
+  constructor(options?: FrameDecoderOptions & { raw?: Raw })
   /**
    * Feed a chunk of any size (copied); returns the messages it completed, in
    * order (`[]` while a frame is incomplete). Throws `KadoError` with the
    * frame's code (`KADO_FRAME_TOO_LARGE`, `KADO_UNKNOWN_TYPE`, ...) and its
    * `offset` in the stream.
    */
-  feed(chunk: Uint8Array | ArrayBuffer): TOONMessage[] | TOONRawMessage[]
+  feed(chunk: Uint8Array | ArrayBuffer): Raw extends true ? TOONRawMessage[] : TOONMessage[]
   /** Throw if the stream ended inside a frame (or the decoder failed). */
   finish(): void
   /** Bytes buffered towards the next frame (fed but not yet a complete frame). */

@@ -14,6 +14,12 @@ const packed: Uint8Array = compress(decompress(frame))
 const flag: boolean = isCompressed(packed)
 const fd = new FrameDecoder({ maxFrameSize: 1024 })
 const out = fd.feed(frame)
+const parsed: TOONMessage[] = out
+// With raw: true the messages' payloads are bytes, typed without a cast.
+const rawBytes: Uint8Array[] = new FrameDecoder({ raw: true }).feed(frame).map((m) => m.payload)
+// @ts-expect-error: a parsing decoder's messages are not raw ones
+const notRaw: Uint8Array = new FrameDecoder().feed(frame)[0].payload
+console.log(parsed.length, rawBytes.length, notRaw)
 fd.finish()
 try {
   TOONEncoder.encodeStatus('ok', 0.5, n)
