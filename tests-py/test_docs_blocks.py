@@ -271,7 +271,7 @@ npx() { [ "${1:-}" = polywire ] || stub_fail "npx $*"; shift; node NODECLI "$@";
 
 def prelude() -> str:
     return (PRELUDE.replace("EXTRAS", "|".join(EXTRAS)).replace("REPO", REPO_URL).replace("ROOT", str(ROOT))
-            .replace("NODECLI", str(NODE_PACKAGE / "bindings-node" / "cli.js")))
+            .replace("NODECLI", str(NODE_PACKAGE / "bindings-node" / "lib" / "cli.js")))
 
 
 def command_dir(flavor: str, tmp: pathlib.Path) -> pathlib.Path:
@@ -286,7 +286,7 @@ def command_dir(flavor: str, tmp: pathlib.Path) -> pathlib.Path:
         assert script.exists(), f"no polywire console script beside {sys.executable}"
         (d / "polywire").symlink_to(script)
     else:
-        (d / "polywire").write_text(f'#!/bin/sh\nexec node {shlex.quote(str(NODE_PACKAGE / "bindings-node" / "cli.js"))} "$@"\n')
+        (d / "polywire").write_text(f'#!/bin/sh\nexec node {shlex.quote(str(NODE_PACKAGE / "bindings-node" / "lib" / "cli.js"))} "$@"\n')
         (d / "polywire").chmod(0o755)
     return d
 
