@@ -78,13 +78,71 @@ mod unix {
     use super::{FileId, Std};
     use std::ffi::c_int;
     use std::io::{self, Read, Write};
-    use std::sync::atomic::{AtomicI32, Ordering};
+    use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 
     /// The signal that asked the command to stop (0: none yet).
     static SIGNAL: AtomicI32 = AtomicI32::new(0);
 
+    /// The two ends of a pipe the handler writes a byte to while signals are
+    /// handled (-1 otherwise). A flag alone cannot wake a read or a write
+    /// that is already blocked, or about to block when the signal comes just
+    /// after the flag was checked, or that runs on another thread than the
+    /// one the signal is delivered to: every wait for a standard descriptor
+    /// polls this pipe too ([`Fd::wait_ready`]).
+    static WAKE_READ: AtomicI32 = AtomicI32::new(-1);
+    static WAKE_WRITE: AtomicI32 = AtomicI32::new(-1);
+
+    /// The thread that runs the command (0: none). A process-directed
+    /// signal may be delivered to any thread of the host (Node has several):
+    /// the handler then sends it on to this one, whose blocked read or write
+    /// it interrupts (EINTR: no SA_RESTART).
+    static COMMAND_THREAD: AtomicUsize = AtomicUsize::new(0);
+
     extern "C" fn on_signal(sig: c_int) {
         SIGNAL.store(sig, Ordering::SeqCst);
+        let fd = WAKE_WRITE.load(Ordering::SeqCst);
+        if fd >= 0 {
+            let byte = 1u8;
+            // SAFETY: write(2) is async-signal-safe; one byte from a local.
+            // A full pipe already holds a wake-up byte, which is enough.
+            unsafe {
+                libc::write(fd, (&byte as *const u8).cast(), 1);
+            }
+        }
+        let command = COMMAND_THREAD.load(Ordering::SeqCst);
+        // SAFETY: pthread_self and pthread_kill are async-signal-safe; the
+        // command thread is alive while the handler is installed.
+        unsafe {
+            if command != 0 && libc::pthread_self() as usize != command {
+                libc::pthread_kill(command as libc::pthread_t, sig);
+            }
+        }
+    }
+
+    /// A pipe whose ends are non-blocking and closed on exec, or None.
+    fn wake_pipe() -> Option<(c_int, c_int)> {
+        let mut fds = [-1 as c_int; 2];
+        // SAFETY: pipe(2) into a two-element array, then fcntl(2) on the
+        // descriptors it returned.
+        unsafe {
+            if libc::pipe(fds.as_mut_ptr()) != 0 {
+                return None;
+            }
+            for fd in fds {
+                let fl = libc::fcntl(fd, libc::F_GETFL);
+                let fd_fl = libc::fcntl(fd, libc::F_GETFD);
+                if fl < 0
+                    || fd_fl < 0
+                    || libc::fcntl(fd, libc::F_SETFL, fl | libc::O_NONBLOCK) != 0
+                    || libc::fcntl(fd, libc::F_SETFD, fd_fl | libc::FD_CLOEXEC) != 0
+                {
+                    libc::close(fds[0]);
+                    libc::close(fds[1]);
+                    return None;
+                }
+            }
+        }
+        Some((fds[0], fds[1]))
     }
 
     /// The signal that asked the command to stop, if one did.
@@ -107,6 +165,14 @@ mod unix {
     impl Signals {
         pub(crate) fn install() -> Signals {
             SIGNAL.store(0, Ordering::SeqCst);
+            // Without the pipe (no descriptors left), waits are plain
+            // blocking calls and a signal is seen at the next EINTR.
+            if let Some((r, w)) = wake_pipe() {
+                WAKE_READ.store(r, Ordering::SeqCst);
+                WAKE_WRITE.store(w, Ordering::SeqCst);
+            }
+            // SAFETY: pthread_self has no preconditions.
+            COMMAND_THREAD.store(unsafe { libc::pthread_self() } as usize, Ordering::SeqCst);
             let mut saved = Vec::new();
             for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGPIPE] {
                 // SAFETY: sigaction with valid pointers to zeroed structs,
@@ -160,6 +226,17 @@ mod unix {
                 // SAFETY: puts back the action sigaction gave us.
                 unsafe {
                     libc::sigaction(sig, &old, std::ptr::null_mut());
+                }
+            }
+            COMMAND_THREAD.store(0, Ordering::SeqCst);
+            // The handlers are gone: nothing writes to the pipe any more.
+            for end in [&WAKE_WRITE, &WAKE_READ] {
+                let fd = end.swap(-1, Ordering::SeqCst);
+                if fd >= 0 {
+                    // SAFETY: closes a descriptor wake_pipe opened.
+                    unsafe {
+                        libc::close(fd);
+                    }
                 }
             }
         }
@@ -259,13 +336,44 @@ mod unix {
     pub(crate) struct Fd(pub(crate) c_int);
 
     impl Fd {
-        fn wait(&self, events: libc::c_short) -> io::Result<()> {
-            let mut p = libc::pollfd { fd: self.0, events, revents: 0 };
-            // SAFETY: one valid pollfd.
-            if unsafe { libc::poll(&mut p, 1, -1) } < 0 {
-                return Err(io::Error::last_os_error());
+        /// Wait until the descriptor is ready for `events` (or has an error
+        /// or hang-up, which the read or write then reports), or a signal
+        /// asked the command to stop: then EINTR's
+        /// [`io::ErrorKind::Interrupted`]. A regular file is always ready.
+        fn wait_ready(&self, events: libc::c_short) -> io::Result<()> {
+            loop {
+                if interrupted().is_some() {
+                    return Err(io::ErrorKind::Interrupted.into());
+                }
+                let wake = WAKE_READ.load(Ordering::SeqCst);
+                if wake < 0 {
+                    return Ok(());
+                }
+                let mut p = [
+                    libc::pollfd { fd: self.0, events, revents: 0 },
+                    libc::pollfd { fd: wake, events: libc::POLLIN, revents: 0 },
+                ];
+                // SAFETY: two valid pollfds.
+                if unsafe { libc::poll(p.as_mut_ptr(), 2, -1) } < 0 {
+                    let e = io::Error::last_os_error();
+                    if e.kind() == io::ErrorKind::Interrupted {
+                        continue;
+                    }
+                    return Err(e);
+                }
+                if p[1].revents != 0 {
+                    // The handler set the flag before it wrote the byte: the
+                    // top of the loop reports it. (A byte without a flag
+                    // cannot be, but is read away rather than spun on.)
+                    let mut byte = [0u8; 16];
+                    // SAFETY: a non-blocking read into a local buffer.
+                    unsafe {
+                        libc::read(wake, byte.as_mut_ptr().cast(), byte.len());
+                    }
+                    continue;
+                }
+                return Ok(());
             }
-            Ok(())
         }
 
         fn would_block(e: &io::Error) -> bool {
@@ -277,6 +385,7 @@ mod unix {
         fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
             let len = buf.len().min(isize::MAX as usize);
             loop {
+                self.wait_ready(libc::POLLIN)?;
                 // SAFETY: reads at most `len` bytes into `buf`.
                 let n = unsafe { libc::read(self.0, buf.as_mut_ptr().cast(), len) };
                 if n >= 0 {
@@ -284,7 +393,7 @@ mod unix {
                 }
                 let e = io::Error::last_os_error();
                 if Self::would_block(&e) {
-                    self.wait(libc::POLLIN)?;
+                    // Left non-blocking by another process: wait again.
                     continue;
                 }
                 return Err(e);
@@ -296,6 +405,7 @@ mod unix {
         fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
             let len = buf.len().min(isize::MAX as usize);
             loop {
+                self.wait_ready(libc::POLLOUT)?;
                 // SAFETY: writes at most `len` bytes of `buf`.
                 let n = unsafe { libc::write(self.0, buf.as_ptr().cast(), len) };
                 if n >= 0 {
@@ -303,7 +413,6 @@ mod unix {
                 }
                 let e = io::Error::last_os_error();
                 if Self::would_block(&e) {
-                    self.wait(libc::POLLOUT)?;
                     continue;
                 }
                 return Err(e);
