@@ -527,6 +527,24 @@ test('identities, tokens and peer management', async (t) => {
   assert.throws(() => new Peer(), (e) => e instanceof TypeError && e.code === 'AXON_INVALID_ARGUMENT')
 })
 
+test('busyPoll takes 0 to a millisecond', async (t) => {
+  // Off on one side, the longest window on the other: requests both ways are answered.
+  const a = await startPeer(t, { busyPoll: 0 })
+  const b = await startPeer(t, { busyPoll: axon.MAX_BUSY_POLL, peers: [a.token] })
+  await a.addPeer(b.token)
+  a.serve((sender, kind, payload) => ({ echo: payload }))
+  b.serve((sender, kind, payload) => ({ echo: payload }))
+  for (let n = 0; n < 20; n++) {
+    assert.deepEqual(await b.request(a.agentId, { n }), { echo: { n } })
+    assert.deepEqual(await a.request(b.agentId, { n }), { echo: { n } })
+  }
+  assert.equal(axon.MAX_BUSY_POLL, 0.001)
+  for (const bad of [0.0011, 1, -1e-6, NaN, Infinity]) {
+    await assert.rejects(Peer.start({ busyPoll: bad }), (e) => e instanceof axon.AxonInvalidArgumentError && /^busyPoll must be/.test(e.message))
+  }
+  await assert.rejects(Peer.start({ busyPoll: '50us' }), (e) => e instanceof TypeError && e.code === 'AXON_INVALID_ARGUMENT')
+})
+
 // ---------------------------------------------------------------- the axon/1 codec
 
 test('axon1 codec', () => {

@@ -681,6 +681,29 @@ def test_identities_tokens_and_peer_management(tmp_path):
     run(main())
 
 
+def test_busy_poll_takes_zero_to_a_millisecond():
+    async def main():
+        # Off on one side, the longest window on the other: requests both ways are answered.
+        async with await Peer.start(busy_poll=0) as a, \
+                   await Peer.start(busy_poll=axon.MAX_BUSY_POLL, peers=[a.token]) as b:
+            await a.add_peer(b.token)
+            a.serve(lambda sender, kind, payload: {"echo": payload})
+            b.serve(lambda sender, kind, payload: {"echo": payload})
+            for n in range(20):
+                assert await b.request(a.agent_id, {"n": n}) == {"echo": {"n": n}}
+                assert await a.request(b.agent_id, {"n": n}) == {"echo": {"n": n}}
+        assert axon.MAX_BUSY_POLL == 0.001
+        for bad in (0.0011, 1, -1e-6, float("nan"), float("inf")):
+            with pytest.raises(axon.AxonInvalidArgumentError) as e:
+                await Peer.start(busy_poll=bad)
+            assert "busy_poll must be" in str(e.value)
+        with pytest.raises(TypeError) as e:
+            await Peer.start(busy_poll="50us")
+        assert e.value.code == "AXON_INVALID_ARGUMENT"
+
+    run(main())
+
+
 # ---------------------------------------------------------------- the axon/1 codec
 
 

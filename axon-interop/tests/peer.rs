@@ -497,3 +497,65 @@ async fn identity_from_a_key_file() {
         "AXON_INVALID_ARGUMENT"
     );
 }
+
+/// Two serving peers that know each other, the second with `busy_poll`.
+fn pair_with_busy_poll(busy_poll: Duration) -> (TestPeer, TestPeer) {
+    let a = TestPeer::start(Protocol::Axon1, true);
+    let b = TestPeer::start_with(PeerConfig { busy_poll, ..PeerConfig::default() }, true);
+    a.peer.add_peer(b.info()).unwrap();
+    b.peer.add_peer(a.info()).unwrap();
+    (a, b)
+}
+
+#[tokio::test]
+async fn busy_poll_off_answers_requests() {
+    let (a, b) = pair_with_busy_poll(Duration::ZERO);
+    for (from, to) in [(&a, &b), (&b, &a)] {
+        let r = from.peer.request(to.peer.agent_id(), "request", obj(json!({"n": 2})), WAIT).await.unwrap();
+        assert_eq!(r.payload["echo"]["n"], json!(2));
+    }
+    a.peer.close();
+    b.peer.close();
+}
+
+#[tokio::test]
+async fn busy_poll_ends_when_work_or_a_datagram_arrives() {
+    // A window of 2 s: were the spin blind to a request handed over (the
+    // runtime's global queue) or to a reply at the socket, each of these
+    // round trips would wait for the window's end, twice.
+    let (a, b) = pair_with_busy_poll(Duration::from_secs(2));
+    let first = b.peer.request(a.peer.agent_id(), "request", obj(json!({"n": 0})), WAIT).await.unwrap();
+    assert_eq!(first.payload["echo"]["n"], json!(0));
+    let started = Instant::now();
+    for n in 1..=5 {
+        // From this runtime (another thread: the global queue) and back.
+        let r = b.peer.request(a.peer.agent_id(), "request", obj(json!({"n": n})), WAIT).await.unwrap();
+        assert_eq!(r.payload["echo"]["n"], json!(n));
+        // Served by the spinning peer: the request arrives as a datagram,
+        // the handler's answer comes back from another task.
+        let r = a.peer.request(b.peer.agent_id(), "request", obj(json!({"n": n})), WAIT).await.unwrap();
+        assert_eq!(r.payload["echo"]["n"], json!(n));
+    }
+    let took = started.elapsed();
+    assert!(took < Duration::from_millis(1500), "10 round trips took {took:?}: the spin waited out its window");
+    a.peer.close();
+    b.peer.close();
+}
+
+#[tokio::test]
+async fn a_closed_peer_frees_its_port_while_a_runtime_handle_lives() {
+    // The busy-poll keeps a second handle on the socket in the runtime's
+    // configuration, which lives as long as any handle on the runtime: it is
+    // released with the endpoint, so the port is free once `close` returns.
+    let p = TestPeer::start(Protocol::Axon1, false);
+    let addr = p.peer.listen_addr();
+    let (tx, rx) = std::sync::mpsc::channel();
+    assert!(p.peer.spawn(async move {
+        let _ = tx.send(tokio::runtime::Handle::current());
+    }));
+    let handle = rx.recv_timeout(WAIT).expect("the task ran");
+    p.peer.close();
+    let again = std::net::UdpSocket::bind(&addr);
+    assert!(again.is_ok(), "{addr} still bound after close: {again:?}");
+    drop(handle);
+}

@@ -361,6 +361,9 @@ const axon1 = Object.freeze({
 
 const PEER_INVALID = 'AXON_INVALID_ARGUMENT'
 const PROTOCOLS = Object.freeze(['axon/1', 'v2'])
+// The longest busyPoll window `Peer.start` accepts, in seconds: longer spins
+// would hold back the peer's own timers (acknowledgements, keep-alives).
+const MAX_BUSY_POLL = 0.001
 
 /** An operation of a `Peer` failed; `code` is stable (`AXON_TIMEOUT`, ...). */
 class AxonPeerError extends AxonError {}
@@ -438,6 +441,12 @@ function secondsArg(value, name) {
   return value
 }
 
+function busyPollArg(value) {
+  const s = secondsArg(value, 'busyPoll')
+  if (s > MAX_BUSY_POLL) throw new AxonInvalidArgumentError(`busyPoll must be from 0 to ${MAX_BUSY_POLL} seconds (1 ms), got ${value}`)
+  return s
+}
+
 function peerObject(value, name) {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw argError(TypeError, PEER_INVALID, `${name} must be an object, got ${describe(value)}`)
@@ -494,7 +503,8 @@ class Peer {
 
   /** Start a peer listening on `listen` (UDP `ip:port`); `identity` a 32-byte seed, the path
    * of an upstream `identity.key` or null; `peers` tokens or `{agentId, pubkey, addr}`;
-   * `protocol` `"axon/1"` (default) or `"v2"`. */
+   * `protocol` `"axon/1"` (default) or `"v2"`; `busyPoll` the seconds (0 to MAX_BUSY_POLL)
+   * the network thread spins before it sleeps. */
   static async start(options = undefined) {
     const {
       identity = null,
@@ -505,6 +515,7 @@ class Peer {
       agentName = null,
       requestTimeout = 30,
       handlerTimeout = 30,
+      busyPoll = 50e-6,
     } = peerOptions(options)
     const id = identityArg(identity)
     const list = typeof peers === 'string' || (peers !== null && typeof peers === 'object' && !Array.isArray(peers) && typeof peers[Symbol.iterator] !== 'function') ? [peers] : peers
@@ -522,6 +533,7 @@ class Peer {
       capabilities: capabilities === null || capabilities === undefined ? undefined : peerObject(capabilities, 'capabilities'),
       agentName: peerOptText(agentName, 'agentName'),
       handlerTimeout: secondsArg(handlerTimeout, 'handlerTimeout'),
+      busyPoll: busyPollArg(busyPoll),
     }
     const timeout = secondsArg(requestTimeout, 'requestTimeout')
     let started
@@ -827,6 +839,7 @@ module.exports = {
   Session,
   axon1,
   PROTOCOLS,
+  MAX_BUSY_POLL,
   Peer,
   AxonError,
   AxonPeerError,

@@ -26,6 +26,7 @@ export const {
   Session,
   axon1,
   PROTOCOLS,
+  MAX_BUSY_POLL,
   Peer,
   AxonError,
   AxonPeerError,

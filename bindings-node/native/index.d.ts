@@ -223,6 +223,8 @@ export interface AxonPeerOptions {
   capabilities?: string
   agentName?: string
   handlerTimeout: number
+  /** Seconds (the wrapper checks the range). */
+  busyPoll: number
 }
 
 /**

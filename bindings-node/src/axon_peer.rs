@@ -87,6 +87,8 @@ pub struct AxonPeerOptions {
     pub capabilities: Option<String>,
     pub agent_name: Option<String>,
     pub handler_timeout: f64,
+    /// Seconds (the wrapper checks the range).
+    pub busy_poll: f64,
 }
 
 fn invalid(message: String) -> napi::Error<Code> {
@@ -171,6 +173,7 @@ pub fn start(env: &Env, options: AxonPeerOptions) -> napi::Result<Object<'_>, Co
         capabilities,
         agent_name: options.agent_name,
         handler_timeout: seconds("handlerTimeout", options.handler_timeout)?,
+        busy_poll: seconds("busyPoll", options.busy_poll)?,
         ..PeerConfig::default()
     };
     let (settle, promise) =

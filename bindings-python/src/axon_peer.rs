@@ -188,7 +188,7 @@ impl PeerNode {
 impl PeerNode {
     /// Start a peer (blocks until it listens; call it off the event loop).
     #[new]
-    #[pyo3(signature = (notify, seed, key_file, listen, peers, protocol, capabilities, agent_name, handler_timeout))]
+    #[pyo3(signature = (notify, seed, key_file, listen, peers, protocol, capabilities, agent_name, handler_timeout, busy_poll))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -201,6 +201,7 @@ impl PeerNode {
         capabilities: Option<Bound<'_, PyAny>>,
         agent_name: Option<String>,
         handler_timeout: f64,
+        busy_poll: f64,
     ) -> PyResult<Self> {
         let identity = match (seed, key_file) {
             (Some(s), _) => Some(Identity::from_seed(
@@ -225,6 +226,7 @@ impl PeerNode {
             capabilities,
             agent_name,
             handler_timeout: seconds(py, "handler_timeout", handler_timeout)?,
+            busy_poll: seconds(py, "busy_poll", busy_poll)?,
             ..PeerConfig::default()
         };
         let channel = completions::open::<Done>(notify, "polywire-axon-notify").map_err(|e| invalid(py, e))?;

@@ -36,6 +36,7 @@ __all__ = [
     "AxonTimeoutError",
     "AxonUnknownPeerError",
     "AxonUnreachableError",
+    "MAX_BUSY_POLL",
     "PROTOCOLS",
     "Peer",
     "DEFAULT_DEADLINE_MS",
@@ -397,6 +398,9 @@ axon1: ModuleType
 
 # ---------------------------------------------------------------- the peer
 
+MAX_BUSY_POLL: Final[float]
+"""The longest ``busy_poll`` window :meth:`Peer.start` accepts: 0.001 seconds (longer spins
+would hold back the peer's own timers)."""
 PROTOCOLS: Final[tuple[str, ...]]
 """The protocol generations a :class:`Peer` speaks: ``"axon/1"`` (upstream v0.3.0 and later,
 the default) and ``"v2"`` (upstream v0.2.0, the design document's)."""
@@ -491,12 +495,15 @@ class Peer:
         agent_name: str | None = None,
         request_timeout: float = 30.0,
         handler_timeout: float = 30.0,
+        busy_poll: float = 50e-6,
     ) -> Peer:
         """Start a peer listening on ``listen`` (UDP ``ip:port``). ``identity``: a 32-byte
         seed, the path of an upstream ``identity.key``, or None for a new one; ``peers``:
         enrollment tokens or mappings to pin; ``protocol``: ``"axon/1"`` or ``"v2"``;
-        ``capabilities``/``agent_name`` (v2): what ``discover`` and ``hello`` say. Raises
-        :class:`AxonStartError` or :class:`AxonInvalidArgumentError`."""
+        ``capabilities``/``agent_name`` (v2): what ``discover`` and ``hello`` say;
+        ``busy_poll``: seconds (0 to :data:`MAX_BUSY_POLL`) the network thread spins before
+        it sleeps, 0 for never. Raises :class:`AxonStartError` or
+        :class:`AxonInvalidArgumentError`."""
     @property
     def agent_id(self) -> str:
         """This peer's agent id."""

@@ -29,6 +29,7 @@
 //! messages, unsolicited errors and refused peers arrive there as
 //! [`Event`]s.
 
+mod busy_poll;
 mod conn;
 mod node;
 mod serve;
@@ -121,6 +122,9 @@ impl PeerInfo {
     }
 }
 
+/// [`PeerConfig::busy_poll`]'s default.
+pub const DEFAULT_BUSY_POLL: Duration = Duration::from_micros(50);
+
 /// How a [`Peer`] starts.
 #[derive(Debug, Clone)]
 pub struct PeerConfig {
@@ -145,6 +149,11 @@ pub struct PeerConfig {
     /// QUIC keep-alive interval (15 s) and idle timeout (60 s).
     pub keep_alive: Duration,
     pub idle_timeout: Duration,
+    /// How long the peer's runtime thread spins, watching for work and
+    /// datagrams, before it sleeps (50 µs; `Duration::ZERO`: never). It
+    /// saves a thread wake-up per round trip (10-25 µs on a virtual
+    /// machine) at the cost of a busy core while requests flow.
+    pub busy_poll: Duration,
 }
 
 impl Default for PeerConfig {
@@ -160,6 +169,7 @@ impl Default for PeerConfig {
             connect_timeout: Duration::from_secs(10),
             keep_alive: Duration::from_secs(15),
             idle_timeout: Duration::from_secs(60),
+            busy_poll: DEFAULT_BUSY_POLL,
         }
     }
 }

@@ -170,6 +170,11 @@ pub(super) fn start(config: PeerConfig) -> Result<Started, PeerError> {
     let certificate = tls::certificate(&identity).map_err(PeerError::StartFailed)?;
     let socket = std::net::UdpSocket::bind(listen).map_err(|e| PeerError::StartFailed(format!("bind {listen}: {e}")))?;
     let listen_addr = socket.local_addr().map_err(|e| PeerError::StartFailed(e.to_string()))?;
+    // Non-blocking before the busy-poll's handle peeks at it (the endpoint
+    // would set it so too).
+    socket.set_nonblocking(true).map_err(|e| PeerError::StartFailed(e.to_string()))?;
+    let busy_poll = Arc::new(super::busy_poll::BusyPoll::new(config.busy_poll, &socket));
+    let spin = busy_poll.clone();
     let (events_tx, events_rx) = mpsc::channel(EVENT_QUEUE);
     let (requests_tx, requests_rx) = mpsc::channel(REQUEST_QUEUE);
     let events_slot = Arc::new(Mutex::new(Some(events_tx)));
@@ -195,6 +200,7 @@ pub(super) fn start(config: PeerConfig) -> Result<Started, PeerError> {
     let capabilities = config.capabilities.clone().unwrap_or_else(|| default_capabilities(config.agent_name.as_deref()));
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
+        .on_thread_park(move || spin.spin())
         .build()
         .map_err(|e| PeerError::StartFailed(format!("tokio runtime: {e}")))?;
     let handle = runtime.handle().clone();
@@ -249,6 +255,7 @@ pub(super) fn start(config: PeerConfig) -> Result<Started, PeerError> {
                 }
                 node.lock().clear();
                 drop(node.endpoint.lock().ok().and_then(|mut e| e.take()));
+                busy_poll.release();
                 drop(node.requests.lock().ok().and_then(|mut r| r.take()));
                 drop(node.events.lock().ok().and_then(|mut e| e.take()));
             });
