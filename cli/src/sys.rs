@@ -104,7 +104,7 @@ mod unix {
         if fd >= 0 {
             let byte = 1u8;
             // SAFETY: write(2) is async-signal-safe; one byte from a local.
-            // A full pipe already holds a wake-up byte, which is enough.
+            // A full buffer already holds a wake-up byte, which is enough.
             unsafe {
                 libc::write(fd, (&byte as *const u8).cast(), 1);
             }
@@ -119,30 +119,14 @@ mod unix {
         }
     }
 
-    /// A pipe whose ends are non-blocking and closed on exec, or None.
+    /// A connected pair of sockets, read end first, non-blocking and closed
+    /// on exec (std makes them so), used as a pipe; or None.
     fn wake_pipe() -> Option<(c_int, c_int)> {
-        let mut fds = [-1 as c_int; 2];
-        // SAFETY: pipe(2) into a two-element array, then fcntl(2) on the
-        // descriptors it returned.
-        unsafe {
-            if libc::pipe(fds.as_mut_ptr()) != 0 {
-                return None;
-            }
-            for fd in fds {
-                let fl = libc::fcntl(fd, libc::F_GETFL);
-                let fd_fl = libc::fcntl(fd, libc::F_GETFD);
-                if fl < 0
-                    || fd_fl < 0
-                    || libc::fcntl(fd, libc::F_SETFL, fl | libc::O_NONBLOCK) != 0
-                    || libc::fcntl(fd, libc::F_SETFD, fd_fl | libc::FD_CLOEXEC) != 0
-                {
-                    libc::close(fds[0]);
-                    libc::close(fds[1]);
-                    return None;
-                }
-            }
-        }
-        Some((fds[0], fds[1]))
+        use std::os::fd::IntoRawFd;
+        let (read, write) = std::os::unix::net::UnixStream::pair().ok()?;
+        read.set_nonblocking(true).ok()?;
+        write.set_nonblocking(true).ok()?;
+        Some((read.into_raw_fd(), write.into_raw_fd()))
     }
 
     /// The signal that asked the command to stop, if one did.
