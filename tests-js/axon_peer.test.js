@@ -575,6 +575,45 @@ test('busyPoll takes 0 to a millisecond', async (t) => {
   await assert.rejects(Peer.start({ busyPoll: '50us' }), (e) => e instanceof TypeError && e.code === 'AXON_INVALID_ARGUMENT')
 })
 
+test('the event loop turns while a reply is awaited, for at most twice busyPoll', async (t) => {
+  // Each turn of the loop's spin (lib/axon.js, loopSpin) gives the processor away
+  // through the addon's axonYield: counted here.
+  const addon = require(path.join(path.dirname(require.resolve('polywire/axon')), '..', 'native', 'index.js'))
+  const original = addon.axonYield
+  const turns = []
+  addon.axonYield = () => {
+    turns.push(performance.now())
+    original()
+  }
+  t.after(() => {
+    addon.axonYield = original
+  })
+  const slow = async (sender, kind, payload) => {
+    await sleep(payload.sleep_ms)
+    return { slept: payload.sleep_ms }
+  }
+  const a = await startPeer(t, { busyPoll: 0 })
+  const b = await startPeer(t, { busyPoll: axon.MAX_BUSY_POLL, peers: [a.token] })
+  await a.addPeer(b.token)
+  a.serve(slow)
+  b.serve(slow)
+  // A reply 300 ms away: the loop turns for 2 ms, then sleeps until it comes.
+  // (A loaded machine may hold the first turn back past the 2 ms: a few tries.)
+  let start
+  for (let i = 0; i < 5 && !turns.length; i++) {
+    start = performance.now()
+    assert.deepEqual(await b.request(a.agentId, { sleep_ms: 300 }), { slept: 300 })
+    assert.ok(performance.now() - start >= 299)
+  }
+  assert.ok(turns.length > 0, 'the loop never turned')
+  assert.ok(turns.at(-1) - start < 100, `the loop still turned ${turns.at(-1) - start} ms after the request`)
+  // Nothing in flight: no turn; and none with busyPoll 0.
+  const seen = turns.length
+  await sleep(50)
+  assert.deepEqual(await a.request(b.agentId, { sleep_ms: 10 }), { slept: 10 })
+  assert.equal(turns.length, seen)
+})
+
 // ---------------------------------------------------------------- the axon/1 codec
 
 test('axon1 codec', () => {

@@ -24,6 +24,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 
 import pytest
 
@@ -700,6 +701,47 @@ def test_busy_poll_takes_zero_to_a_millisecond():
         with pytest.raises(TypeError) as e:
             await Peer.start(busy_poll="50us")
         assert e.value.code == "AXON_INVALID_ARGUMENT"
+
+    run(main())
+
+
+def test_the_event_loop_turns_while_a_reply_is_awaited_for_at_most_twice_busy_poll(monkeypatch):
+    # Each turn of the loop's spin (axon.py, Peer._turn) gives the processor away through
+    # axon._sched_yield: counted here.
+    turns = []
+    yield_ = axon._sched_yield
+
+    def counted():
+        turns.append(time.perf_counter())
+        yield_()
+
+    monkeypatch.setattr(axon, "_sched_yield", counted)
+
+    async def slow(sender, kind, payload):
+        await asyncio.sleep(payload["sleep"])
+        return {"slept": payload["sleep"]}
+
+    async def main():
+        async with await Peer.start(busy_poll=0) as a, \
+                   await Peer.start(busy_poll=axon.MAX_BUSY_POLL, peers=[a.token]) as b:
+            await a.add_peer(b.token)
+            a.serve(slow)
+            b.serve(slow)
+            # A reply 0.3 s away: the loop turns for 2 ms, then sleeps until it comes. (A
+            # loaded machine may hold the first turn back past the 2 ms: a few tries.)
+            for _ in range(5):
+                start = time.perf_counter()
+                assert await b.request(a.agent_id, {"sleep": 0.3}) == {"slept": 0.3}
+                assert time.perf_counter() - start >= 0.3
+                if turns:
+                    break
+            assert turns, "the loop never turned"
+            assert turns[-1] - start < 0.1, f"the loop still turned {turns[-1] - start:.3f} s after the request"
+            # Nothing in flight: no turn; and none with busy_poll 0.
+            seen = len(turns)
+            await asyncio.sleep(0.05)
+            assert await a.request(b.agent_id, {"sleep": 0.01}) == {"slept": 0.01}
+            assert len(turns) == seen
 
     run(main())
 

@@ -504,7 +504,8 @@ class Peer {
   /** Start a peer listening on `listen` (UDP `ip:port`); `identity` a 32-byte seed, the path
    * of an upstream `identity.key` or null; `peers` tokens or `{agentId, pubkey, addr}`;
    * `protocol` `"axon/1"` (default) or `"v2"`; `busyPoll` the seconds (0 to MAX_BUSY_POLL)
-   * the network thread spins before it sleeps. */
+   * the network thread spins before it sleeps (and the event loop turns, for twice that,
+   * while a request or send is awaited). */
   static async start(options = undefined) {
     const {
       identity = null,
@@ -544,7 +545,9 @@ class Peer {
     }
     if (!(started instanceof native.AxonPeerNode)) throw peerError(started.error)
     const peer = new Peer(NATIVE)
-    Object.defineProperty(peer, NATIVE, { value: { native: started, handler: null, closed: false, timeout } })
+    const state = { native: started, handler: null, closed: false, timeout, spin: null }
+    state.spin = loopSpin(state, native_options.busyPoll)
+    Object.defineProperty(peer, NATIVE, { value: state })
     peer.#serve()
     return peer
   }
@@ -624,7 +627,7 @@ class Peer {
     const to = peerText(agentId, 'agentId')
     const json = peerObject(payload, 'payload')
     const k = peerOptText(kind, 'kind') ?? (this.protocol === 'v2' ? 'query' : 'request')
-    const o = await callNative(() => n.request(to, k, json, this.#timeout(timeout)))
+    const o = await this[NATIVE].spin(callNative(() => n.request(to, k, json, this.#timeout(timeout))))
     return JSON.parse(outcome(o).json)
   }
 
@@ -637,7 +640,7 @@ class Peer {
     const json = peerObject(payload, 'payload')
     const k = peerOptText(kind, 'kind') ?? (this.protocol === 'v2' ? 'notify' : 'message')
     const r = peerOptText(ref, 'ref')
-    const o = await callNative(() => n.send(to, k, json, r, this.#timeout(timeout)))
+    const o = await this[NATIVE].spin(callNative(() => n.send(to, k, json, r, this.#timeout(timeout))))
     return outcome(o).text
   }
 
@@ -701,6 +704,42 @@ function peerOptions(options) {
   if (options === undefined || options === null) return {}
   if (typeof options !== 'object') throw argError(TypeError, PEER_INVALID, `options must be an object, got ${describe(options)}`)
   return options
+}
+
+// While a request or send of the peer is in flight, the event loop does not
+// sleep for up to twice busyPoll after the last one was made: it turns
+// (setImmediate), giving the processor away at each turn (sched_yield), so
+// that an answer is taken as soon as the peer's thread delivers it rather
+// than after the loop's thread has been woken, which costs 10-15 µs of a
+// 50-60 µs loopback round trip on a VM (docs/performance.md#axon). Twice:
+// the network thread waits for one datagram, the loop for a whole round trip.
+function loopSpin(state, busyPoll) {
+  const window = 2 * busyPoll * 1000
+  if (window === 0) return (promise) => promise
+  let inFlight = 0
+  let until = 0
+  let turning = false
+  const landed = () => {
+    inFlight--
+  }
+  const turn = () => {
+    if (inFlight > 0 && !state.closed && performance.now() < until) {
+      native.axonYield()
+      setImmediate(turn)
+    } else {
+      turning = false
+    }
+  }
+  return (promise) => {
+    inFlight++
+    until = performance.now() + window
+    if (!turning) {
+      turning = true
+      setImmediate(turn)
+    }
+    promise.then(landed, landed)
+    return promise
+  }
 }
 
 async function callNative(f) {

@@ -261,6 +261,14 @@ export declare function axonSameAgent(a: string, b: string): boolean
 export declare function axonValidate(envelopeJson: string, fillDefaults?: boolean | undefined | null): string
 
 /**
+ * Gives the processor to another runnable thread (sched_yield). The event
+ * loop's spin while a reply is awaited (axon.js) calls it at each turn, so
+ * that on a machine with few cores it does not keep the threads that would
+ * answer (the peer's own, the other side's) from running.
+ */
+export declare function axonYield(): void
+
+/**
  * Run the command with `argv` (the arguments after the script); returns
  * the exit status.
  */

@@ -862,6 +862,7 @@ module.exports.axonPublicKeyFromSeed = nativeBinding.axonPublicKeyFromSeed
 module.exports.axonReply = nativeBinding.axonReply
 module.exports.axonSameAgent = nativeBinding.axonSameAgent
 module.exports.axonValidate = nativeBinding.axonValidate
+module.exports.axonYield = nativeBinding.axonYield
 module.exports.cliMain = nativeBinding.cliMain
 module.exports.kadoCheckHeader = nativeBinding.kadoCheckHeader
 module.exports.kadoCheckPayloadDepth = nativeBinding.kadoCheckPayloadDepth

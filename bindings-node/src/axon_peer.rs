@@ -145,6 +145,15 @@ fn event_json(e: &Event) -> Value {
     }
 }
 
+/// Gives the processor to another runnable thread (sched_yield). The event
+/// loop's spin while a reply is awaited (axon.js) calls it at each turn, so
+/// that on a machine with few cores it does not keep the threads that would
+/// answer (the peer's own, the other side's) from running.
+#[napi(js_name = "axonYield")]
+pub fn yield_now() {
+    std::thread::yield_now();
+}
+
 /// Start a peer on a thread of its own; the Promise resolves with it, or
 /// with an error outcome.
 #[napi(js_name = "axonPeerStart")]

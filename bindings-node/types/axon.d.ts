@@ -530,8 +530,9 @@ export interface PeerOptions {
   /** How long a served request may take before it is answered `timeout`, in seconds (30). */
   handlerTimeout?: number
   /** How long the peer's network thread spins before it sleeps, in seconds, from 0 (never) to
-   * `MAX_BUSY_POLL` (default 0.00005): it saves a thread wake-up per round trip, at the cost of a busy
-   * core while requests flow. */
+   * `MAX_BUSY_POLL` (default 0.00005); the event loop, while a `request` or `send` is awaited,
+   * turns without sleeping for up to twice that after the last one was made. Each saves a
+   * thread wake-up per round trip, at the cost of busy cores while requests flow. */
   busyPoll?: number
 }
 

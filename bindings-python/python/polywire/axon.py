@@ -104,10 +104,13 @@ import itertools as _itertools
 import math as _math
 import os as _os
 import sys as _sys
+import time as _time
 import weakref as _weakref
 
 from polywire._polywire import PolywireTypeError as _PolywireTypeError
 from polywire._polywire import axon_peer as _peer
+
+_sched_yield = getattr(_os, "sched_yield", lambda: None)  # not on Windows
 
 # polywire.axon is a module, and a package for one submodule: `polywire.axon.axon1`
 # (axon/axon1.py beside this file), the envelopes of today's protocol, imported here as
@@ -319,8 +322,10 @@ class Peer:
         ``request_timeout``: the default timeout of :meth:`request` and :meth:`send`;
         ``handler_timeout``: how long a served request may take before it is answered with
         ``timeout``. ``busy_poll``: how long (seconds, at most 0.001) the peer's network thread
-        spins before it sleeps, which saves a thread wake-up per round trip at the cost of a busy
-        core while requests flow; 0 turns it off."""
+        spins before it sleeps; while a :meth:`request` or :meth:`send` is awaited, the event loop
+        turns without sleeping for up to twice that after the last one was made. Each saves a
+        thread wake-up per round trip at the cost of busy cores while requests flow; 0 turns both
+        off."""
         seed, key_file = _identity(identity)
         listen = _text(listen, "listen")
         if isinstance(peers, (str, dict)):
@@ -351,6 +356,10 @@ class Peer:
         self._closed = False
         self._native = None
         self._timeout = rt
+        self._spin_window = 2 * bp
+        self._spin_until = 0.0
+        self._in_flight = 0
+        self._turning = False
         ref = _weakref.ref(self)
 
         def notify(token, kind, value, ref=ref, loop=loop):
@@ -471,6 +480,33 @@ class Peer:
         else:
             waiter.set_result(value)
 
+    # While a request or send of the peer is in flight, the event loop does not sleep for up to
+    # twice busy_poll after the last one was made: it turns (call_soon), giving the processor
+    # away at each turn (sched_yield), so that an answer is taken as soon as the peer's thread
+    # delivers it rather than after the loop's thread has been woken, which costs 10-15 µs of a
+    # 50-60 µs loopback round trip on a VM (docs/performance.md#axon). Twice: the network
+    # thread waits for one datagram, the loop for a whole round trip.
+
+    def _spinning(self, fut):
+        if self._spin_window:
+            self._in_flight += 1
+            self._spin_until = _time.perf_counter() + self._spin_window
+            fut.add_done_callback(self._landed)
+            if not self._turning:
+                self._turning = True
+                self._loop.call_soon(self._turn)
+        return fut
+
+    def _landed(self, _fut) -> None:
+        self._in_flight -= 1
+
+    def _turn(self) -> None:
+        if self._in_flight and not self._closed and _time.perf_counter() < self._spin_until:
+            _sched_yield()
+            self._loop.call_soon(self._turn)
+        else:
+            self._turning = False
+
     def _timeout_of(self, timeout) -> float:
         return self._timeout if timeout is None else _seconds(timeout, "timeout")
 
@@ -511,7 +547,7 @@ class Peer:
         agent_id = _text(agent_id, "agent_id")
         payload = _dict(payload, "payload")
         kind = _opt_text(kind, "kind") or ("query" if self.protocol == "v2" else "request")
-        return await self._call("request", agent_id, kind, payload, self._timeout_of(timeout))
+        return await self._spinning(self._call("request", agent_id, kind, payload, self._timeout_of(timeout)))
 
     async def send(self, agent_id: str, payload: dict, *, kind: str | None = None, ref: str | None = None,
                    timeout: float | None = None) -> str:
@@ -523,7 +559,7 @@ class Peer:
         payload = _dict(payload, "payload")
         kind = _opt_text(kind, "kind") or ("notify" if self.protocol == "v2" else "message")
         ref = _opt_text(ref, "ref")
-        return await self._call("send", agent_id, kind, payload, ref, self._timeout_of(timeout))
+        return await self._spinning(self._call("send", agent_id, kind, payload, ref, self._timeout_of(timeout)))
 
     def serve(self, handler) -> None:
         """Answer requests with ``handler(from_agent_id, kind, payload)`` (sync or ``async``): what

@@ -502,7 +502,8 @@ class Peer:
         enrollment tokens or mappings to pin; ``protocol``: ``"axon/1"`` or ``"v2"``;
         ``capabilities``/``agent_name`` (v2): what ``discover`` and ``hello`` say;
         ``busy_poll``: seconds (0 to :data:`MAX_BUSY_POLL`) the network thread spins before
-        it sleeps, 0 for never. Raises :class:`AxonStartError` or
+        it sleeps, 0 for never; while a :meth:`request` or :meth:`send` is awaited, the event
+        loop turns without sleeping for up to twice that after the last one was made. Raises :class:`AxonStartError` or
         :class:`AxonInvalidArgumentError`."""
     @property
     def agent_id(self) -> str:
