@@ -352,8 +352,8 @@ test('another ALPN or generation is refused', async (t) => {
 // in: memory outside V8's heap (the RSS less the heap's resident pages: the native
 // peer, its buffers and queues) and the JS objects still alive. The RSS itself is
 // no measure: V8 grows its young generation in steps under a high allocation rate
-// (8 MB to 29 MB here, more on CI, where 20,000 -> 100,000 sends once measured
-// 42 MB of RSS growth while these two parts stayed flat within 1 MB).
+// (from 8 MB to 29 MB of heap pages here, with these two parts flat within 1 MB;
+// on CI 20,000 -> 100,000 sends once measured 42 MB of RSS growth).
 require('node:v8').setFlagsFromString('--expose-gc')
 const collect = require('node:vm').runInNewContext('gc')
 function kept() {

@@ -140,10 +140,10 @@ __all__ += [
 ]
 
 PROTOCOLS: tuple = ("axon/1", "v2")
-#: The longest ``busy_poll`` window :meth:`Peer.start` accepts, in seconds.
-MAX_BUSY_POLL: float = 0.001
 """The protocol generations a :class:`Peer` speaks: ``"axon/1"`` (upstream v0.3.0 and later,
 the default) and ``"v2"`` (upstream v0.2.0, the design document's)."""
+#: The longest ``busy_poll`` window :meth:`Peer.start` accepts, in seconds.
+MAX_BUSY_POLL: float = 0.001
 
 
 class AxonPeerError(AxonError):
