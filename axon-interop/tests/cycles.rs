@@ -34,8 +34,10 @@ fn cycle(protocol: Protocol, target: Option<&Peer>) {
 
 #[test]
 fn start_close_cycles_leak_nothing() {
-    let targets: Vec<(Peer, _)> =
-        [Protocol::Axon1, Protocol::V2].into_iter().map(|p| Peer::start(PeerConfig { protocol: p, ..PeerConfig::default() }).unwrap()).collect();
+    let targets: Vec<(Peer, _)> = [Protocol::Axon1, Protocol::V2]
+        .into_iter()
+        .map(|p| Peer::start(PeerConfig { protocol: p, ..PeerConfig::default() }).unwrap())
+        .collect();
     cycle(Protocol::Axon1, Some(&targets[0].0));
     cycle(Protocol::V2, Some(&targets[1].0));
     std::thread::sleep(Duration::from_millis(100));

@@ -212,9 +212,7 @@ async fn wrong_alpn_and_other_generation_refused() {
     // A raw QUIC client offering another ALPN, with the right pins and key.
     let me = Identity::from_seed([3; 32]);
     b.peer.add_peer(PeerInfo::new(*me.public_key(), None).unwrap()).unwrap();
-    let pins = Arc::new(std::sync::RwLock::new(
-        [(b.peer.agent_id().to_owned(), *b.peer.public_key())].into_iter().collect(),
-    ));
+    let pins = Arc::new(std::sync::RwLock::new([(b.peer.agent_id().to_owned(), *b.peer.public_key())].into_iter().collect()));
     let ctx = tls::TlsContext {
         provider: tls::provider(),
         certificate: tls::certificate(&me).unwrap(),
@@ -270,10 +268,18 @@ async fn oversized_message_dropped_connection_kept() {
             let testing = a.peer.testing();
             let raw = |data| testing.raw(&idb, data, true, WAIT);
             let text = String::from_utf8(raw(bad(&polywire::axon::new_id(), "frobnicate")).await.unwrap()).unwrap();
-            assert!(text.contains(r#""payload":{"code":"unknown_kind","message":"unknown message kind on bidirectional stream","retryable":false}"#), "{text}");
+            assert!(
+                text.contains(
+                    r#""payload":{"code":"unknown_kind","message":"unknown message kind on bidirectional stream","retryable":false}"#
+                ),
+                "{text}"
+            );
             let v1 = "f81d4fae-7dec-11d0-a765-00a0c91e6bf6";
             let text = String::from_utf8(raw(bad(v1, "request")).await.unwrap()).unwrap();
-            assert!(text.contains(r#""code":"invalid_envelope","message":"envelope validation failed: message id must be UUID v4""#), "{text}");
+            assert!(
+                text.contains(r#""code":"invalid_envelope","message":"envelope validation failed: message id must be UUID v4""#),
+                "{text}"
+            );
             assert!(text.contains(&format!(r#""ref":"{v1}""#)), "{text}");
             assert!(raw(b"not json".to_vec()).await.unwrap().is_empty());
         } else {
@@ -345,11 +351,7 @@ async fn thousand_concurrent_requests() {
 
 fn rss_kib() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
+    status.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok()).unwrap_or(0)
 }
 
 #[tokio::test]
@@ -492,10 +494,7 @@ async fn identity_from_a_key_file() {
     assert!(p.peer.token().starts_with("axon://6kpsY-KcUgq-9VB7Ey7F-ZVHdq6-vnuSQh7qaRRG0iw@127.0.0.1:"));
     p.peer.close();
     let _ = std::fs::remove_dir_all(dir);
-    assert_eq!(
-        Peer::start(PeerConfig { listen: "nowhere".into(), ..PeerConfig::default() }).unwrap_err().code(),
-        "AXON_INVALID_ARGUMENT"
-    );
+    assert_eq!(Peer::start(PeerConfig { listen: "nowhere".into(), ..PeerConfig::default() }).unwrap_err().code(), "AXON_INVALID_ARGUMENT");
 }
 
 /// Two serving peers that know each other, the second with `busy_poll`.

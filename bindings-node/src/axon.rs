@@ -15,9 +15,8 @@ fn as_sent() -> DecodeOptions {
 
 fn parse(text: &str) -> Result<Value> {
     let opts = ParseOptions { max_depth: axon::MAX_DEPTH, ..ParseOptions::default() };
-    json::parse(text.as_bytes(), opts).map_err(|e| {
-        invalid_arg(ErrorCode::InvalidEnvelope.as_str(), format!("not a JSON value ({})", e.message()))
-    })
+    json::parse(text.as_bytes(), opts)
+        .map_err(|e| invalid_arg(ErrorCode::InvalidEnvelope.as_str(), format!("not a JSON value ({})", e.message())))
 }
 
 fn envelope_arg(text: &str) -> Result<Envelope> {
@@ -35,10 +34,7 @@ fn kind_arg(kind: &str) -> Result<Kind> {
     Kind::parse(kind).ok_or_else(|| {
         invalid_arg(
             ErrorCode::UnknownKind.as_str(),
-            format!(
-                "unknown message kind {kind:?}; the kinds are {}",
-                Kind::ALL.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(", ")
-            ),
+            format!("unknown message kind {kind:?}; the kinds are {}", Kind::ALL.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(", ")),
         )
     })
 }
@@ -93,15 +89,8 @@ pub fn envelope(
     ts: Option<f64>,
 ) -> Result<String> {
     let kind = kind_arg(&kind)?;
-    let mut env = Envelope::new_with(
-        &from,
-        &to,
-        kind,
-        payload_arg(&payload_json)?,
-        id.unwrap_or_else(axon::new_id),
-        ms_arg("ts", ts)?,
-    )
-    .napi()?;
+    let mut env =
+        Envelope::new_with(&from, &to, kind, payload_arg(&payload_json)?, id.unwrap_or_else(axon::new_id), ms_arg("ts", ts)?).napi()?;
     env.ref_id = ref_id;
     Ok(env_text(&Envelope::from_value(&env.to_value(), &as_sent()).napi()?))
 }
@@ -109,14 +98,8 @@ pub fn envelope(
 #[napi(js_name = "axonReply")]
 pub fn reply(request_json: String, kind: String, payload_json: String, id: Option<String>, ts: Option<f64>) -> Result<String> {
     let req = envelope_arg(&request_json)?;
-    let env = axon::reply_with(
-        &req,
-        kind_arg(&kind)?,
-        payload_arg(&payload_json)?,
-        id.unwrap_or_else(axon::new_id),
-        ms_arg("ts", ts)?,
-    )
-    .napi()?;
+    let env =
+        axon::reply_with(&req, kind_arg(&kind)?, payload_arg(&payload_json)?, id.unwrap_or_else(axon::new_id), ms_arg("ts", ts)?).napi()?;
     Ok(env_text(&env))
 }
 
@@ -139,14 +122,7 @@ pub fn error_envelope(
             ),
         )
     })?;
-    let env = axon::error_reply_with(
-        &req,
-        code,
-        &message,
-        retryable.unwrap_or(false),
-        id.unwrap_or_else(axon::new_id),
-        ms_arg("ts", ts)?,
-    );
+    let env = axon::error_reply_with(&req, code, &message, retryable.unwrap_or(false), id.unwrap_or_else(axon::new_id), ms_arg("ts", ts)?);
     env.validate().napi()?;
     Ok(env_text(&env))
 }
@@ -182,10 +158,7 @@ fn versions_arg(what: &str, v: &[f64]) -> Result<Vec<u8>> {
             if x.fract() == 0.0 && (0.0..=255.0).contains(&x) {
                 Ok(x as u8)
             } else {
-                Err(invalid_arg(
-                    ErrorCode::InvalidEnvelope.as_str(),
-                    format!("{what} versions must be integers from 0 to 255, found {x}"),
-                ))
+                Err(invalid_arg(ErrorCode::InvalidEnvelope.as_str(), format!("{what} versions must be integers from 0 to 255, found {x}")))
             }
         })
         .collect()
@@ -243,8 +216,6 @@ pub fn payload_defaults() -> String {
 
 // ---------------------------------------------------------------- session
 
-
-
 fn pending_value(p: &Pending) -> Value {
     json!({
         "id": p.id,
@@ -278,7 +249,8 @@ impl AxonSession {
         let local = c.get("localId").and_then(Value::as_str).ok_or_else(|| bad("localId (an agent id) is required"))?;
         let mut config = axon::SessionConfig::new(local);
         if let Some(v) = c.get("protocolVersions").filter(|v| !v.is_null()) {
-            let list: Vec<f64> = v.as_array().ok_or_else(|| bad("protocolVersions must be an array"))?.iter().filter_map(Value::as_f64).collect();
+            let list: Vec<f64> =
+                v.as_array().ok_or_else(|| bad("protocolVersions must be an array"))?.iter().filter_map(Value::as_f64).collect();
             config.protocol_versions = versions_arg("the session's", &list)?;
         }
         if let Some(v) = c.get("features").filter(|v| !v.is_null()) {

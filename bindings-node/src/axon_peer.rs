@@ -162,9 +162,7 @@ pub fn start(env: &Env, options: AxonPeerOptions) -> napi::Result<Object<'_>, Co
         (Some(s), _) => Some(Identity::from_seed(
             <[u8; 32]>::try_from(&s[..]).map_err(|_| invalid(format!("identity must be a 32-byte seed, got {} bytes", s.len())))?,
         )),
-        (None, Some(path)) => Some(
-            Identity::from_key_file(std::path::Path::new(path)).map_err(|e| invalid(e.message().to_owned()))?,
-        ),
+        (None, Some(path)) => Some(Identity::from_key_file(std::path::Path::new(path)).map_err(|e| invalid(e.message().to_owned()))?),
         (None, None) => None,
     };
     let protocol = Protocol::parse(&options.protocol)
@@ -302,7 +300,14 @@ impl AxonPeerNode {
     }
 
     #[napi]
-    pub fn request<'e>(&self, env: &'e Env, to: String, kind: String, payload_json: String, timeout: f64) -> napi::Result<Object<'e>, Code> {
+    pub fn request<'e>(
+        &self,
+        env: &'e Env,
+        to: String,
+        kind: String,
+        payload_json: String,
+        timeout: f64,
+    ) -> napi::Result<Object<'e>, Code> {
         let payload = object(&payload_json, "payload")?;
         let fut = self.peer.request(&to, &kind, payload, seconds("timeout", timeout)?);
         let (settle, promise) = Settle::new(env, AxonPeerOutcome::closed).map_err(|e| invalid(e.to_string()))?;
@@ -361,8 +366,7 @@ impl AxonPeerNode {
     /// The next request for the program; `null` once the peer is closed.
     #[napi]
     pub fn next_inbound<'e>(&self, env: &'e Env) -> napi::Result<Object<'e>, Code> {
-        let (settle, promise) =
-            Settle::<Option<AxonInboundRequest>>::new(env, || None).map_err(|e| invalid(e.to_string()))?;
+        let (settle, promise) = Settle::<Option<AxonInboundRequest>>::new(env, || None).map_err(|e| invalid(e.to_string()))?;
         let requests = self.requests.clone();
         self.run(settle, async move {
             let mut guard = requests.lock().await;
@@ -377,8 +381,7 @@ impl AxonPeerNode {
     /// Close the peer (on a thread, so the event loop is not blocked).
     #[napi]
     pub fn close<'e>(&self, env: &'e Env) -> napi::Result<Object<'e>, Code> {
-        let (settle, promise) =
-            Settle::new(env, || AxonPeerOutcome::text(String::new())).map_err(|e| invalid(e.to_string()))?;
+        let (settle, promise) = Settle::new(env, || AxonPeerOutcome::text(String::new())).map_err(|e| invalid(e.to_string()))?;
         let (peer, requests, events) = (self.peer.clone(), self.requests.clone(), self.events.clone());
         std::thread::Builder::new()
             .name("polywire-axon-close".into())

@@ -11,10 +11,7 @@ use std::borrow::Cow;
 
 fn message_type(t: u32) -> Result<MessageType> {
     u8::try_from(t).ok().and_then(MessageType::from_u8).ok_or_else(|| {
-        invalid_arg(
-            "KADO_UNKNOWN_TYPE",
-            format!("unknown message type {t} (expected 1..=8, INSTRUCTION to CONTEXT_RESPONSE)"),
-        )
+        invalid_arg("KADO_UNKNOWN_TYPE", format!("unknown message type {t} (expected 1..=8, INSTRUCTION to CONTEXT_RESPONSE)"))
     })
 }
 
@@ -111,10 +108,7 @@ fn payload_depth(json: &[u8]) -> Result<()> {
     if polywire::json::nests_deeper_than(json, polywire::json::MAX_DEPTH) {
         return Err(invalid_arg(
             "KADO_TOO_DEEP",
-            format!(
-                "cannot encode the payload: nested deeper than {} levels, which the decoders refuse",
-                polywire::json::MAX_DEPTH
-            ),
+            format!("cannot encode the payload: nested deeper than {} levels, which the decoders refuse", polywire::json::MAX_DEPTH),
         ));
     }
     Ok(())

@@ -132,9 +132,7 @@ impl Builder for ValueBuilder {
 fn untag(tag: &str, v: Value) -> polywire::Result<Value> {
     match (tag, v) {
         (TAG_BYTES, Value::Str(s)) => base64_decode(&s).map(Value::Bytes),
-        (TAG_BIGINT, Value::Str(s)) => {
-            s.parse::<i128>().map(Value::Int).map_err(|_| bad_value(format!("BigInt {s} is out of range")))
-        }
+        (TAG_BIGINT, Value::Str(s)) => s.parse::<i128>().map(Value::Int).map_err(|_| bad_value(format!("BigInt {s} is out of range"))),
         (TAG_FLOAT, Value::Str(s)) => match s.as_str() {
             "NaN" => Ok(Value::F64(f64::NAN)),
             "Infinity" => Ok(Value::F64(f64::INFINITY)),
@@ -235,7 +233,13 @@ fn write_float(out: &mut Vec<u8>, f: f64) {
     if f.is_finite() {
         json::write_f64(out, f);
     } else {
-        let s = if f.is_nan() { "NaN" } else if f > 0.0 { "Infinity" } else { "-Infinity" };
+        let s = if f.is_nan() {
+            "NaN"
+        } else if f > 0.0 {
+            "Infinity"
+        } else {
+            "-Infinity"
+        };
         write_tagged(out, TAG_FLOAT, |out| json::write_str(out, s));
     }
 }

@@ -131,8 +131,7 @@ fn invalid(message: String) -> Error {
 
 fn seconds(name: &str, v: Option<f64>) -> Result<Option<Duration>> {
     v.map(|s| {
-        Duration::try_from_secs_f64(s)
-            .map_err(|_| invalid(format!("{name} must be a finite, non-negative number of seconds, got {s}")))
+        Duration::try_from_secs_f64(s).map_err(|_| invalid(format!("{name} must be a finite, non-negative number of seconds, got {s}")))
     })
     .transpose()
 }
@@ -151,9 +150,7 @@ pub fn start(
 ) -> Result<Object<'_>> {
     let keypair_seed = match keypair_seed {
         None => None,
-        Some(s) => Some(
-            <[u8; 32]>::try_from(&s[..]).map_err(|_| invalid(format!("keypairSeed must be 32 bytes, got {}", s.len())))?,
-        ),
+        Some(s) => Some(<[u8; 32]>::try_from(&s[..]).map_err(|_| invalid(format!("keypairSeed must be 32 bytes, got {}", s.len())))?),
     };
     let config = PeerConfig {
         keypair_seed,
@@ -169,10 +166,7 @@ pub fn start(
         .name("polywire-kameo-start".into())
         .spawn(move || {
             settle.done(match Peer::start(config) {
-                Ok((peer, inbound)) => Started::Node(KameoPeerNode {
-                    peer,
-                    inbound: Arc::new(tokio::sync::Mutex::new(inbound)),
-                }),
+                Ok((peer, inbound)) => Started::Node(KameoPeerNode { peer, inbound: Arc::new(tokio::sync::Mutex::new(inbound)) }),
                 Err(e) => Started::Failed(KameoPeerOutcome::error(&e)),
             })
         })

@@ -6,14 +6,14 @@
 //! values through N-API, and turn native errors into typed error classes.
 
 mod axon;
+mod axon_peer;
 mod cli;
 mod errors;
 mod jsbuf;
 mod kado;
-mod toon;
-mod tether;
 mod kameo;
 mod kameo_peer;
-mod axon_peer;
 mod llm;
 mod settle;
+mod tether;
+mod toon;

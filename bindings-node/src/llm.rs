@@ -25,9 +25,8 @@ fn read_text(env: &Env, text: &Unknown<'_>) -> Result<String> {
     }
     let mut buf: Vec<u8> = Vec::new();
     let cap = len.saturating_add(1);
-    buf.try_reserve_exact(cap).map_err(|_| {
-        invalid_arg("LLM_OUT_OF_MEMORY", format!("not enough memory to copy a text of {len} bytes to count its tokens"))
-    })?;
+    buf.try_reserve_exact(cap)
+        .map_err(|_| invalid_arg("LLM_OUT_OF_MEMORY", format!("not enough memory to copy a text of {len} bytes to count its tokens")))?;
     let mut written = 0usize;
     // SAFETY: `buf` has room for `cap` bytes; N-API writes at most that many
     // (the last a NUL) and says how many it wrote before the NUL.

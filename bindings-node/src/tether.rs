@@ -217,9 +217,7 @@ fn arguments_arg(tape: &str, opts: &Options) -> Result<Vec<Value>> {
 fn uuid_arg(uuid: Option<String>) -> Result<Option<Uuid>> {
     match uuid {
         None => Ok(None),
-        Some(s) => Uuid::parse(&s)
-            .map(Some)
-            .ok_or_else(|| invalid_arg("TETHER_UNSUPPORTED_TYPE", format!("{s:?} is not a UUID"))),
+        Some(s) => Uuid::parse(&s).map(Some).ok_or_else(|| invalid_arg("TETHER_UNSUPPORTED_TYPE", format!("{s:?} is not a UUID"))),
     }
 }
 
@@ -351,7 +349,13 @@ pub fn from_hex<'e>(env: &'e Env, hex: String, words: Option<bool>) -> Result<Bu
 
 /// The `send` tool's arguments as JSON text.
 #[napi(js_name = "tetherToolArguments")]
-pub fn tool_arguments(receiver_tape: String, selector: String, arguments_tape: String, latin1: Option<bool>, max_depth: Option<u32>) -> Result<String> {
+pub fn tool_arguments(
+    receiver_tape: String,
+    selector: String,
+    arguments_tape: String,
+    latin1: Option<bool>,
+    max_depth: Option<u32>,
+) -> Result<String> {
     let opts = options(latin1, max_depth);
     let receiver = value_arg(&receiver_tape, &opts)?;
     let args = arguments_arg(&arguments_tape, &opts)?;

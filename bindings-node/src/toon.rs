@@ -18,7 +18,7 @@ use napi::sys;
 use napi_derive::napi;
 use polywire::json::{self, array_index, Builder, QuickNumber};
 use polywire::toon::decode::{decode_with, DecodeOptions, Event, ExpandPaths, Primitive};
-use polywire::toon::encode::{encode_into, EncodeOptions, EncodeValue, Kind, KeyFolding, RenderedTable, MAX_DEPTH};
+use polywire::toon::encode::{encode_into, EncodeOptions, EncodeValue, KeyFolding, Kind, RenderedTable, MAX_DEPTH};
 use polywire::toon::Delimiter;
 use polywire::{Error, Format};
 use std::vec::Drain;
@@ -50,8 +50,15 @@ enum Node {
     Num(Span),
     /// Verbatim text (the reference's `rawString`).
     Raw(Span),
-    Array { start: usize, len: usize },
-    Object { start: usize, len: usize, index_keys: bool },
+    Array {
+        start: usize,
+        len: usize,
+    },
+    Object {
+        start: usize,
+        len: usize,
+        index_keys: bool,
+    },
     /// An array of objects that all have the same keys in the same order
     /// (no array index among them) holding primitives or field groups
     /// (objects of the same kind, the same in every row), known as such
@@ -62,7 +69,13 @@ enum Node {
     /// encoder's `rendered_table` hands out. Only the first row is an
     /// ordinary object; the others have its keys, each holding
     /// [`Node::Unread`].
-    Table { start: u32, len: u32, cols: u32, text: u32, ends: u32 },
+    Table {
+        start: u32,
+        len: u32,
+        cols: u32,
+        text: u32,
+        ends: u32,
+    },
     /// A cell of a [`Node::Table`] row after the first, which was written
     /// but not kept: the encoder only reads one when it walks the rows
     /// after all, and then fails with `TOON_TABLE_UNREAD` (`pack.rs` then
@@ -194,7 +207,6 @@ impl Arena {
         self.raw_key = None;
         self.raws.clear();
     }
-
 }
 
 /// Writes arena values as JSON text in ASCII: characters beyond ASCII are
@@ -503,7 +515,6 @@ impl JsonWriter<'_> {
             }
         }
     }
-
 }
 
 /// Writes the JSON text of the document being decoded as the builder calls
@@ -1054,10 +1065,7 @@ impl<'a> JsonReader<'a> {
                 // The first byte, read without slicing the text, says whether
                 // the key may be an array index.
                 let first = if src { self.input.get(span.start) } else { self.arena.text.as_bytes().get(span.start) };
-                if span.len > 0
-                    && matches!(first, Some(b'0'..=b'9'))
-                    && array_index(self.arena.key_str(self.src, key)).is_some()
-                {
+                if span.len > 0 && matches!(first, Some(b'0'..=b'9')) && array_index(self.arena.key_str(self.src, key)).is_some() {
                     index_keys = true;
                 }
                 if self.peek() != Some(b':') {
@@ -1289,7 +1297,13 @@ fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
             s.output.clear();
             let r = f(&mut s);
             const KEEP: usize = 8 << 20;
-            if s.input.capacity() > KEEP || s.output.capacity() > KEEP || s.wide.capacity() > KEEP / 2 || s.wide_in.capacity() > KEEP / 2 || s.arena.text.capacity() > KEEP || s.arena.nodes.capacity() > KEEP / 16 {
+            if s.input.capacity() > KEEP
+                || s.output.capacity() > KEEP
+                || s.wide.capacity() > KEEP / 2
+                || s.wide_in.capacity() > KEEP / 2
+                || s.arena.text.capacity() > KEEP
+                || s.arena.nodes.capacity() > KEEP / 16
+            {
                 *s = Scratch::default();
             }
             r
@@ -1319,7 +1333,13 @@ fn napi_status(what: &str) -> napi::Error<crate::errors::Code> {
 /// copied out as UTF-16 and converted here: for a two-byte string that is
 /// several times faster than N-API's UTF-8 conversion, and about as fast
 /// for a one-byte one.
-unsafe fn read_string<'b>(env: sys::napi_env, v: sys::napi_value, buf: &'b mut Vec<u8>, wide: &mut Vec<u16>, strict: bool) -> Result<&'b str> {
+unsafe fn read_string<'b>(
+    env: sys::napi_env,
+    v: sys::napi_value,
+    buf: &'b mut Vec<u8>,
+    wide: &mut Vec<u16>,
+    strict: bool,
+) -> Result<&'b str> {
     read_utf16(env, v, wide)?;
     if utf16_to_utf8(wide, buf) && strict {
         return Err(invalid_arg("TOON_LONE_SURROGATE_INPUT", "the text holds a lone surrogate".into()));
@@ -1431,11 +1451,7 @@ pub fn encode_json<'env>(
 }
 
 fn decode_options(indent: u32, strict: bool, expand_paths: bool) -> DecodeOptions {
-    DecodeOptions {
-        indent: indent as usize,
-        strict,
-        expand_paths: if expand_paths { ExpandPaths::Safe } else { ExpandPaths::Off },
-    }
+    DecodeOptions { indent: indent as usize, strict, expand_paths: if expand_paths { ExpandPaths::Safe } else { ExpandPaths::Off } }
 }
 
 /// Decode TOON text to JSON text (for `JSON.parse`): the JSON route, for

@@ -99,16 +99,19 @@ pub(crate) fn to_json(py: Python<'_>, obj: &Bound<'_, PyAny>, depth: usize) -> P
         if let Ok(u) = obj.extract::<u64>() {
             return Ok(Value::from(u));
         }
-        return Err(to_pyerr(py, invalid(format!("the integer {} does not fit 64 bits; send it as a string", crate::errors::int_text(obj)))));
+        return Err(to_pyerr(
+            py,
+            invalid(format!("the integer {} does not fit 64 bits; send it as a string", crate::errors::int_text(obj))),
+        ));
     }
     if obj.is_none() {
         return Ok(Value::Null);
     }
     if obj.is_instance_of::<PyFloat>() {
         let f: f64 = obj.extract()?;
-        return Number::from_f64(f).map(Value::Number).ok_or_else(|| {
-            to_pyerr(py, invalid(format!("{f} is not a JSON number; send null or a string instead")))
-        });
+        return Number::from_f64(f)
+            .map(Value::Number)
+            .ok_or_else(|| to_pyerr(py, invalid(format!("{f} is not a JSON number; send null or a string instead"))));
     }
     if depth >= axon::MAX_DEPTH {
         return Err(to_pyerr(py, invalid(format!("the value nests deeper than {} levels (is it circular?)", axon::MAX_DEPTH))));
@@ -124,7 +127,12 @@ pub(crate) fn to_json(py: Python<'_>, obj: &Bound<'_, PyAny>, depth: usize) -> P
                 m.insert(text(py, &k)?, to_json(py, &v, depth + 1)?);
                 Ok(())
             },
-            || to_pyerr(py, invalid("dictionary changed size during iteration (expected the value to stay unchanged while it is converted)".into())),
+            || {
+                to_pyerr(
+                    py,
+                    invalid("dictionary changed size during iteration (expected the value to stay unchanged while it is converted)".into()),
+                )
+            },
         )?;
         return Ok(Value::Object(m));
     }
@@ -476,17 +484,26 @@ fn axon1_arg(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<axon1::Envelope
     let text = |key: &str| -> PyResult<String> {
         match m.get(key) {
             Some(Value::String(s)) => Ok(s.clone()),
-            other => Err(to_pyerr(py, invalid(format!("the envelope's {key:?} must be a str, found {}", other.map_or("nothing", json_type))))),
+            other => {
+                Err(to_pyerr(py, invalid(format!("the envelope's {key:?} must be a str, found {}", other.map_or("nothing", json_type)))))
+            }
         }
     };
     let ref_id = match m.get("ref") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),
-        Some(other) => return Err(to_pyerr(py, invalid(format!("the envelope's \"ref\" must be a str or None, found {}", json_type(other))))),
+        Some(other) => {
+            return Err(to_pyerr(py, invalid(format!("the envelope's \"ref\" must be a str or None, found {}", json_type(other)))))
+        }
     };
     let payload = match m.get("payload") {
         Some(Value::Object(p)) => axon1::payload_text(p),
-        other => return Err(to_pyerr(py, invalid(format!("the envelope's \"payload\" must be a dict, found {}", other.map_or("nothing", json_type))))),
+        other => {
+            return Err(to_pyerr(
+                py,
+                invalid(format!("the envelope's \"payload\" must be a dict, found {}", other.map_or("nothing", json_type))),
+            ))
+        }
     };
     Ok(axon1::Envelope { id: text("id")?, kind: text("kind")?, ref_id, payload })
 }
@@ -597,8 +614,6 @@ fn axon1_error<'py>(
 
 // ---------------------------------------------------------------- session
 
-
-
 fn pending_dict<'py>(py: Python<'py>, p: &Pending) -> PyResult<Bound<'py, PyAny>> {
     let d = PyDict::new(py);
     d.set_item("id", &p.id)?;
@@ -654,7 +669,13 @@ impl Session {
                 };
                 Some(items.iter().map(|x| text_arg(py, "each of features", x)).collect::<PyResult<Vec<_>>>()?)
             }
-            Some(f) => return Err(crate::errors::type_error(py, ARG, format!("features must be a list of str, not {}", crate::pyjson::type_name(f)))),
+            Some(f) => {
+                return Err(crate::errors::type_error(
+                    py,
+                    ARG,
+                    format!("features must be a list of str, not {}", crate::pyjson::type_name(f)),
+                ))
+            }
             None => None,
         };
         let (agent_name, expected_peer) = (opt_text_arg(py, "agent_name", agent_name)?, opt_text_arg(py, "expected_peer", expected_peer)?);
@@ -687,7 +708,12 @@ impl Session {
 
     /// Check and encode a message to send: `{"bytes", "route", "envelope"}`.
     #[pyo3(signature = (envelope, now_ms=None))]
-    fn send<'py>(&mut self, py: Python<'py>, envelope: &Bound<'py, PyAny>, now_ms: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyDict>> {
+    fn send<'py>(
+        &mut self,
+        py: Python<'py>,
+        envelope: &Bound<'py, PyAny>,
+        now_ms: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
         let now_ms = opt_u64_arg(py, "now_ms", now_ms)?;
         let env = envelope_arg(py, envelope)?;
         let out = self.inner.send(&env, now(now_ms)).py_err(py)?;
@@ -696,18 +722,19 @@ impl Session {
 
     /// Process a received body; `stream` is "bidirectional" or "unidirectional".
     #[pyo3(signature = (data, stream, now_ms=None))]
-    fn receive<'py>(&mut self, py: Python<'py>, data: &Bound<'py, PyAny>, stream: &Bound<'py, PyAny>, now_ms: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyDict>> {
+    fn receive<'py>(
+        &mut self,
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+        stream: &Bound<'py, PyAny>,
+        now_ms: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
         let stream = text_arg(py, "stream", stream)?;
         let now_ms = opt_u64_arg(py, "now_ms", now_ms)?;
         let stream = match &stream[..] {
             "bidirectional" | "bidi" => StreamType::Bidirectional,
             "unidirectional" | "uni" => StreamType::Unidirectional,
-            other => {
-                return Err(to_pyerr(
-                    py,
-                    invalid(format!("stream must be \"bidirectional\" or \"unidirectional\", not {other:?}")),
-                ))
-            }
+            other => return Err(to_pyerr(py, invalid(format!("stream must be \"bidirectional\" or \"unidirectional\", not {other:?}")))),
         };
         let now = now(now_ms);
         let got = with_bytes_in(ARG, "data", data, |b| Ok(self.inner.receive(b, stream, now)))?;

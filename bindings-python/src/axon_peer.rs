@@ -21,9 +21,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use serde_json::{Map, Value};
 
-use crate::completions::{self, Completions};
 #[cfg(unix)]
 use crate::completions::WakeQueue;
+use crate::completions::{self, Completions};
 
 const OK: u8 = 0;
 const EVENTS: u8 = 1;
@@ -133,8 +133,7 @@ impl completions::Outcome for Done {
 }
 
 fn seconds(py: Python<'_>, name: &str, s: f64) -> PyResult<Duration> {
-    Duration::try_from_secs_f64(s)
-        .map_err(|_| invalid(py, format!("{name} must be a finite, non-negative number of seconds, got {s}")))
+    Duration::try_from_secs_f64(s).map_err(|_| invalid(py, format!("{name} must be a finite, non-negative number of seconds, got {s}")))
 }
 
 fn payload_arg(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Map<String, Value>> {
@@ -211,8 +210,8 @@ impl PeerNode {
             (None, Some(path)) => Some(Identity::from_key_file(&path).map_err(|e| invalid(py, e.message().to_owned()))?),
             (None, None) => None,
         };
-        let protocol = Protocol::parse(&protocol)
-            .ok_or_else(|| invalid(py, format!("protocol must be \"axon/1\" or \"v2\", got {protocol:?}")))?;
+        let protocol =
+            Protocol::parse(&protocol).ok_or_else(|| invalid(py, format!("protocol must be \"axon/1\" or \"v2\", got {protocol:?}")))?;
         let peers = peers.iter().map(|p| peer_info(py, p)).collect::<PyResult<Vec<_>>>()?;
         let capabilities = match capabilities {
             Some(c) => Some(payload_arg(py, &c)?),
@@ -421,13 +420,7 @@ struct InboundRequest {
 
 impl InboundRequest {
     fn new(req: peer::InboundRequest, payload: Py<PyAny>) -> InboundRequest {
-        InboundRequest {
-            sender: req.from.clone(),
-            id: req.id.clone(),
-            kind: req.kind.clone(),
-            payload,
-            request: Mutex::new(Some(req)),
-        }
+        InboundRequest { sender: req.from.clone(), id: req.id.clone(), kind: req.kind.clone(), payload, request: Mutex::new(Some(req)) }
     }
 
     fn take(&self) -> Option<peer::InboundRequest> {

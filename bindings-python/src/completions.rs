@@ -195,10 +195,7 @@ pub(crate) fn wakeup_fd<D>(queue: Option<&Arc<WakeQueue<D>>>) -> Option<i32> {
 
 /// The outcomes queued since the last call, as `(token, kind, value)`.
 #[cfg(unix)]
-pub(crate) fn drain<'py, D: Outcome>(
-    py: Python<'py>,
-    queue: Option<&Arc<WakeQueue<D>>>,
-) -> PyResult<Vec<(u64, u8, Bound<'py, PyAny>)>> {
+pub(crate) fn drain<'py, D: Outcome>(py: Python<'py>, queue: Option<&Arc<WakeQueue<D>>>) -> PyResult<Vec<(u64, u8, Bound<'py, PyAny>)>> {
     let Some(q) = queue else { return Ok(Vec::new()) };
     // The wake-up bytes first: an outcome queued after this read finds the
     // queue empty again and writes a new byte.

@@ -106,7 +106,12 @@ pub fn polywire_type_error(py: Python<'_>) -> &Bound<'_, PyType> {
             // is alive for the call; a new reference (or NULL with an
             // exception set) comes back.
             let ptr = unsafe {
-                pyo3::ffi::PyErr_NewExceptionWithDoc(c"polywire.PolywireTypeError".as_ptr(), doc.as_ptr(), bases.as_ptr(), std::ptr::null_mut())
+                pyo3::ffi::PyErr_NewExceptionWithDoc(
+                    c"polywire.PolywireTypeError".as_ptr(),
+                    doc.as_ptr(),
+                    bases.as_ptr(),
+                    std::ptr::null_mut(),
+                )
             };
             unsafe { Py::from_owned_ptr_or_err(py, ptr) }
                 .and_then(|t: Py<PyAny>| Ok(t.into_bound(py).cast_into::<PyType>()?.unbind()))
@@ -140,7 +145,15 @@ pub fn repr(obj: &Bound<'_, PyAny>) -> String {
 
 /// An `int` argument (not a `bool`) in `min..=max`. Without calling any
 /// `__index__`: an int subclass is read as the int it is.
-pub fn int_arg(py: Python<'_>, format: Format, code: &'static str, name: &str, obj: &Bound<'_, PyAny>, min: i128, max: i128) -> PyResult<i128> {
+pub fn int_arg(
+    py: Python<'_>,
+    format: Format,
+    code: &'static str,
+    name: &str,
+    obj: &Bound<'_, PyAny>,
+    min: i128,
+    max: i128,
+) -> PyResult<i128> {
     unsafe {
         let p = obj.as_ptr();
         if pyo3::ffi::PyLong_Check(p) == 0 || pyo3::ffi::PyBool_Check(p) != 0 {
@@ -189,7 +202,15 @@ pub fn int_text(obj: &Bound<'_, PyAny>) -> String {
 }
 
 /// An optional int argument (`None` -> `None`).
-pub fn opt_int_arg(py: Python<'_>, format: Format, code: &'static str, name: &str, obj: Option<&Bound<'_, PyAny>>, min: i128, max: i128) -> PyResult<Option<i128>> {
+pub fn opt_int_arg(
+    py: Python<'_>,
+    format: Format,
+    code: &'static str,
+    name: &str,
+    obj: Option<&Bound<'_, PyAny>>,
+    min: i128,
+    max: i128,
+) -> PyResult<Option<i128>> {
     match obj {
         Some(o) if !o.is_none() => int_arg(py, format, code, name, o, min, max).map(Some),
         _ => Ok(None),
@@ -226,7 +247,13 @@ pub fn str_arg<'a>(py: Python<'_>, format: Format, code: &'static str, name: &st
 }
 
 #[allow(dead_code)]
-pub fn opt_str_arg(py: Python<'_>, format: Format, code: &'static str, name: &str, obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
+pub fn opt_str_arg(
+    py: Python<'_>,
+    format: Format,
+    code: &'static str,
+    name: &str,
+    obj: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Option<String>> {
     match obj {
         Some(o) if !o.is_none() => str_arg(py, format, code, name, o).map(|s| Some(s.to_owned())),
         _ => Ok(None),

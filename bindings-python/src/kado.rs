@@ -5,9 +5,9 @@ use crate::errors::{bool_arg, int_arg, opt_int_arg, IntoPyResult};
 use crate::pyjson::{self, PyBuilder};
 use polywire::kado::{self, Header, MessageType, HEADER_SIZE};
 use polywire::{Error, Format};
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
-use pyo3::intern;
 use std::borrow::Cow;
 
 pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -79,7 +79,8 @@ fn to_value(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
         }
     } else if let Ok(i) = obj.cast::<PyInt>() {
         // An int subclass is read as the int it is (no `__index__`).
-        crate::errors::int_arg(py, Format::Kameo, "KAMEO_MSGPACK_INTEGER_RANGE", "integer", i, i128::from(i64::MIN), i128::from(u64::MAX)).map(Value::Int)
+        crate::errors::int_arg(py, Format::Kameo, "KAMEO_MSGPACK_INTEGER_RANGE", "integer", i, i128::from(i64::MIN), i128::from(u64::MAX))
+            .map(Value::Int)
     } else if let Ok(f) = obj.cast::<PyFloat>() {
         Ok(Value::F64(f.value()))
     } else if let Ok(b) = obj.cast::<PyBytes>() {
@@ -95,7 +96,13 @@ fn to_value(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
                 entries.push((to_value(&k, depth + 1)?, to_value(&v, depth + 1)?));
                 Ok(())
             },
-            || kameo_err(py, "KAMEO_VALUE_CHANGED", "dictionary changed size during iteration (expected the value to stay unchanged while it is converted)".into()),
+            || {
+                kameo_err(
+                    py,
+                    "KAMEO_VALUE_CHANGED",
+                    "dictionary changed size during iteration (expected the value to stay unchanged while it is converted)".into(),
+                )
+            },
         )?;
         Ok(Value::Map(entries))
     } else if let Ok(l) = obj.cast::<PyList>() {
@@ -216,7 +223,11 @@ fn opt_peer_arg(py: Python<'_>, peer_id: Option<&Bound<'_, PyAny>>) -> PyResult<
     match peer_id {
         Some(p) if !p.is_none() => {
             if !(p.is_instance_of::<PyString>() || p.is_instance_of::<PyBytes>() || PyBuffer::<u8>::get(p).is_ok()) {
-                return Err(crate::errors::type_error(py, ARG, format!("peer_id must be a base58 peer id (str), its bytes or None, not {}", type_name(p))));
+                return Err(crate::errors::type_error(
+                    py,
+                    ARG,
+                    format!("peer_id must be a base58 peer id (str), its bytes or None, not {}", type_name(p)),
+                ));
             }
             let v = to_value(p, 0)?;
             pk::peer_id_from_value(&v, "peer_id").py_err(py).map(Some)
@@ -315,7 +326,11 @@ fn peer_id_from_bytes(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Strin
 /// (when given).
 #[pyfunction]
 #[pyo3(signature = (sequence_id, peer_id=None))]
-fn actor_id_to_bytes<'py>(py: Python<'py>, sequence_id: &Bound<'py, PyAny>, peer_id: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyBytes>> {
+fn actor_id_to_bytes<'py>(
+    py: Python<'py>,
+    sequence_id: &Bound<'py, PyAny>,
+    peer_id: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyBytes>> {
     let id = ActorId::new(u64_arg(py, "sequence_id", sequence_id)?, opt_peer_arg(py, peer_id)?);
     Ok(PyBytes::new(py, &id.to_bytes()))
 }

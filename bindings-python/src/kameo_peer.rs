@@ -20,9 +20,9 @@ use polywire::kameo::ActorId;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 
-use crate::completions::{self, Completions};
 #[cfg(unix)]
 use crate::completions::WakeQueue;
+use crate::completions::{self, Completions};
 
 /// `notify` kinds.
 const OK: u8 = 0;
@@ -183,9 +183,9 @@ impl PeerNode {
     ) -> PyResult<Self> {
         let keypair_seed = match keypair_seed {
             None => None,
-            Some(s) => Some(<[u8; 32]>::try_from(s.as_slice()).map_err(|_| {
-                invalid(format!("keypair_seed must be 32 bytes, got {}", s.len()))
-            })?),
+            Some(s) => {
+                Some(<[u8; 32]>::try_from(s.as_slice()).map_err(|_| invalid(format!("keypair_seed must be 32 bytes, got {}", s.len())))?)
+            }
         };
         let config = PeerConfig {
             keypair_seed,
@@ -334,8 +334,7 @@ impl PeerNode {
         token: u64,
     ) -> PyResult<()> {
         let target = target(&actor_id, remote_id)?;
-        let options =
-            SendOptions { mailbox_timeout: seconds("mailbox_timeout", mailbox_timeout)?, reply_timeout: None, immediate };
+        let options = SendOptions { mailbox_timeout: seconds("mailbox_timeout", mailbox_timeout)?, reply_timeout: None, immediate };
         let fut = self.peer.tell(&target, &message_remote_id, payload, options);
         self.spawn(token, |reply| async move {
             reply.send(match fut.await {

@@ -5,12 +5,12 @@
 //! wraps the core's stateful types. The public API (enums, constants,
 //! docstrings) lives in the `polywire` Python package.
 
+mod axon;
+mod axon_peer;
 mod buffer;
 mod cli;
 mod completions;
 mod errors;
-mod axon;
-mod axon_peer;
 mod kado;
 mod kameo;
 mod kameo_peer;
@@ -18,8 +18,8 @@ mod llm;
 mod pydict;
 mod pyjson;
 mod pystr;
-mod toon;
 mod tether;
+mod toon;
 
 use pyo3::prelude::*;
 

@@ -78,7 +78,9 @@ fn count_tokens(py: Python<'_>, text: &Bound<'_, PyAny>, encoding: Option<&Bound
 #[pyo3(signature = (texts, encoding=None))]
 fn count_many(py: Python<'_>, texts: &Bound<'_, PyAny>, encoding: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<usize>> {
     let t = tokenizer(py, encoding)?;
-    let list = texts.cast::<PyList>().map_err(|_| type_error(py, ARG, format!("texts must be a list of str, not {}", crate::pyjson::type_name(texts))))?;
+    let list = texts
+        .cast::<PyList>()
+        .map_err(|_| type_error(py, ARG, format!("texts must be a list of str, not {}", crate::pyjson::type_name(texts))))?;
     // Copy the items out first: the list may change once the GIL is released.
     let items: Vec<Bound<'_, PyAny>> = list.iter().collect();
     let texts = items.iter().enumerate().map(|(i, o)| text_arg(py, o, &format!("texts[{i}]"))).collect::<PyResult<Vec<_>>>()?;
@@ -126,8 +128,13 @@ enum Rendering {
 }
 
 impl Rendering {
-    const ALL: [Rendering; 5] =
-        [Rendering::Toon(Delimiter::Comma), Rendering::Toon(Delimiter::Tab), Rendering::Toon(Delimiter::Pipe), Rendering::Json, Rendering::JsonPretty];
+    const ALL: [Rendering; 5] = [
+        Rendering::Toon(Delimiter::Comma),
+        Rendering::Toon(Delimiter::Tab),
+        Rendering::Toon(Delimiter::Pipe),
+        Rendering::Json,
+        Rendering::JsonPretty,
+    ];
 
     fn from_name(name: &str) -> Option<Rendering> {
         Rendering::ALL.into_iter().find(|r| r.as_ref() == name)

@@ -77,7 +77,16 @@ const KEY_CACHE_LIMIT: usize = 512;
 impl<'py, 'p> KeyCache<'py, 'p> {
     #[inline]
     fn new(py: Python<'py>) -> Self {
-        KeyCache { py, parts: None, next_part: usize::MAX, handed: 0, in_lists: 0, slots: [(std::ptr::null_mut(), 0, 0); WRITE_KEY_SLOTS], texts: Vec::new(), held: Vec::new() }
+        KeyCache {
+            py,
+            parts: None,
+            next_part: usize::MAX,
+            handed: 0,
+            in_lists: 0,
+            slots: [(std::ptr::null_mut(), 0, 0); WRITE_KEY_SLOTS],
+            texts: Vec::new(),
+            held: Vec::new(),
+        }
     }
 
     #[inline]
@@ -203,7 +212,11 @@ fn write_other(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, keys: &mut KeyCache<'
             write_dict(out, ptr, keys, depth)
         } else {
             let obj = Bound::from_borrowed_ptr(py, ptr);
-            Err(crate::errors::type_error(py, "KADO_UNSUPPORTED_TYPE", format!("Object of type {} is not JSON serializable", type_name(&obj))))
+            Err(crate::errors::type_error(
+                py,
+                "KADO_UNSUPPORTED_TYPE",
+                format!("Object of type {} is not JSON serializable", type_name(&obj)),
+            ))
         }
     }
 }
@@ -381,7 +394,12 @@ pub(crate) fn int_too_large(py: Python<'_>, e: PyErr, format: Format) -> PyErr {
 /// format's error with `<FORMAT>_VALUE_CHANGED`, never a panic.
 #[cold]
 pub(crate) fn dict_changed(py: Python<'_>, format: Format, code: &'static str) -> PyErr {
-    crate::errors::value_error(py, format, code, "dictionary changed size during iteration (expected the value to stay unchanged while it is encoded)")
+    crate::errors::value_error(
+        py,
+        format,
+        code,
+        "dictionary changed size during iteration (expected the value to stay unchanged while it is encoded)",
+    )
 }
 
 unsafe fn write_dict(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, keys: &mut KeyCache<'_, '_>, depth: usize) -> PyResult<()> {
@@ -511,10 +529,11 @@ unsafe fn write_key(out: &mut Vec<u8>, key: *mut ffi::PyObject, py: Python<'_>) 
         tmp.extend_from_slice(b"null");
     } else {
         let obj = Bound::from_borrowed_ptr(py, key);
-        return Err(crate::errors::type_error(py, "KADO_UNSUPPORTED_TYPE", format!(
-            "keys must be str, int, float, bool or None, not {}",
-            type_name(&obj)
-        )));
+        return Err(crate::errors::type_error(
+            py,
+            "KADO_UNSUPPORTED_TYPE",
+            format!("keys must be str, int, float, bool or None, not {}", type_name(&obj)),
+        ));
     }
     json::write_str(out, std::str::from_utf8_unchecked(&tmp));
     Ok(())

@@ -186,10 +186,7 @@ unsafe fn fill<U: Unit>(b: &[u8], out: *mut U) -> usize {
         } else if c < 0xE0 {
             ((u32::from(c & 0x1F) << 6) | u32::from(*b.get_unchecked(i + 1) & 0x3F), 2)
         } else if c < 0xF0 {
-            (
-                (u32::from(c & 0x0F) << 12) | (u32::from(*b.get_unchecked(i + 1) & 0x3F) << 6) | u32::from(*b.get_unchecked(i + 2) & 0x3F),
-                3,
-            )
+            ((u32::from(c & 0x0F) << 12) | (u32::from(*b.get_unchecked(i + 1) & 0x3F) << 6) | u32::from(*b.get_unchecked(i + 2) & 0x3F), 3)
         } else {
             (
                 (u32::from(c & 0x07) << 18)

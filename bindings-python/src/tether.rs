@@ -125,11 +125,7 @@ fn exposure_hash_arg(py: Python<'_>, what: &str, v: &Bound<'_, PyAny>) -> PyResu
             return Ok(n as u32);
         }
     } else if !v.is_instance_of::<PyInt>() {
-        return Err(type_error(
-            py,
-            "TETHER_UNSUPPORTED_TYPE",
-            format!("{what} must be an int, not {}", crate::pyjson::type_name(v)),
-        ));
+        return Err(type_error(py, "TETHER_UNSUPPORTED_TYPE", format!("{what} must be an int, not {}", crate::pyjson::type_name(v))));
     }
     Err(to_pyerr(
         py,
@@ -177,15 +173,14 @@ fn uuid_arg(py: Python<'_>, v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Uui
             if v.is_instance(uuid_class(py)?)? {
                 let b = v.getattr("bytes")?;
                 let b: &[u8] = b.cast::<PyBytes>()?.as_bytes();
-                let arr: [u8; 16] = b.try_into().map_err(|_| {
-                    to_pyerr(py, tether_error("TETHER_UNSUPPORTED_TYPE", "a UUID must have 16 bytes".into()))
-                })?;
+                let arr: [u8; 16] =
+                    b.try_into().map_err(|_| to_pyerr(py, tether_error("TETHER_UNSUPPORTED_TYPE", "a UUID must have 16 bytes".into())))?;
                 Ok(Some(Uuid(arr)))
             } else if let Ok(s) = v.cast::<PyString>() {
                 let s = &str_text(py, "a UUID string", s)?;
-                Uuid::parse(s).map(Some).ok_or_else(|| {
-                    to_pyerr(py, tether_error("TETHER_UNSUPPORTED_TYPE", format!("{s:?} is not a UUID")))
-                })
+                Uuid::parse(s)
+                    .map(Some)
+                    .ok_or_else(|| to_pyerr(py, tether_error("TETHER_UNSUPPORTED_TYPE", format!("{s:?} is not a UUID"))))
             } else {
                 Err(to_pyerr(
                     py,
@@ -242,10 +237,7 @@ fn depth_arg(py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<usize> {
         if let Ok(n) = v.extract::<u64>() {
             return Ok(usize::try_from(n).unwrap_or(usize::MAX));
         }
-        return Err(to_pyerr(
-            py,
-            tether_error("TETHER_INVALID_OPTION", format!("max_depth must be 0..=2**64-1, got {}", int_text(v))),
-        ));
+        return Err(to_pyerr(py, tether_error("TETHER_INVALID_OPTION", format!("max_depth must be 0..=2**64-1, got {}", int_text(v)))));
     }
     Err(type_error(py, "TETHER_INVALID_OPTION", format!("max_depth must be an int, not {}", crate::pyjson::type_name(v))))
 }
@@ -453,7 +445,12 @@ fn arguments_arg(py: Python<'_>, arguments: &Bound<'_, PyAny>, max_depth: usize)
 /// one byte per character); Arrays nest at most `max_depth` levels. Raises `TetherError`.
 #[pyfunction]
 #[pyo3(signature = (value, latin1=None, max_depth=None), text_signature = "(value, latin1=False, max_depth=256)")]
-fn encode<'py>(py: Python<'py>, value: &Bound<'py, PyAny>, latin1: Option<&Bound<'py, PyAny>>, max_depth: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyBytes>> {
+fn encode<'py>(
+    py: Python<'py>,
+    value: &Bound<'py, PyAny>,
+    latin1: Option<&Bound<'py, PyAny>>,
+    max_depth: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyBytes>> {
     let max_depth = max_depth_arg(py, max_depth)?;
     let v = to_value(py, value, 0, max_depth)?;
     Ok(PyBytes::new(py, &tether::encode_with(&v, &options(flag_arg(py, "latin1", latin1, false)?, max_depth)).py_err(py)?))
@@ -463,7 +460,12 @@ fn encode<'py>(py: Python<'py>, value: &Bound<'py, PyAny>, latin1: Option<&Bound
 /// an error). Raises `TetherError` with the byte offset.
 #[pyfunction]
 #[pyo3(signature = (data, latin1=None, max_depth=None), text_signature = "(data, latin1=False, max_depth=256)")]
-fn decode<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, latin1: Option<&Bound<'py, PyAny>>, max_depth: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+fn decode<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+    latin1: Option<&Bound<'py, PyAny>>,
+    max_depth: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
     let max_depth = max_depth_arg(py, max_depth)?;
     let v = with_bytes("data", data, |b| tether::decode_with(b, &options(flag_arg(py, "latin1", latin1, false)?, max_depth)).py_err(py))?;
     from_value(py, v)
@@ -502,9 +504,16 @@ fn encode_message_send<'py>(
 /// bytes -> `(uuid, receiver, selector, arguments)`.
 #[pyfunction]
 #[pyo3(signature = (data, latin1=None, max_depth=None), text_signature = "(data, latin1=False, max_depth=256)")]
-fn decode_message_send<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, latin1: Option<&Bound<'py, PyAny>>, max_depth: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyTuple>> {
+fn decode_message_send<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+    latin1: Option<&Bound<'py, PyAny>>,
+    max_depth: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyTuple>> {
     let max_depth = max_depth_arg(py, max_depth)?;
-    let m = with_bytes("data", data, |b| tether::decode_message_send_with(b, &options(flag_arg(py, "latin1", latin1, false)?, max_depth)).py_err(py))?;
+    let m = with_bytes("data", data, |b| {
+        tether::decode_message_send_with(b, &options(flag_arg(py, "latin1", latin1, false)?, max_depth)).py_err(py)
+    })?;
     let uuid = uuid_to_py(py, &m.uuid)?;
     let selector = PyString::new(py, &m.selector).into_any();
     let args = from_value(py, Value::Array(m.arguments))?;
@@ -531,9 +540,16 @@ fn encode_answer<'py>(
 /// bytes -> `(uuid or None, result)`.
 #[pyfunction]
 #[pyo3(signature = (data, latin1=None, max_depth=None), text_signature = "(data, latin1=False, max_depth=256)")]
-fn decode_answer<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, latin1: Option<&Bound<'py, PyAny>>, max_depth: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyTuple>> {
+fn decode_answer<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+    latin1: Option<&Bound<'py, PyAny>>,
+    max_depth: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyTuple>> {
     let max_depth = max_depth_arg(py, max_depth)?;
-    let a = with_bytes("data", data, |b| tether::decode_answer_with(b, &options(flag_arg(py, "latin1", latin1, false)?, max_depth)).py_err(py))?;
+    let a = with_bytes("data", data, |b| {
+        tether::decode_answer_with(b, &options(flag_arg(py, "latin1", latin1, false)?, max_depth)).py_err(py)
+    })?;
     let uuid = match &a.uuid {
         Some(u) => uuid_to_py(py, u)?,
         None => py.None().into_bound(py),
@@ -601,7 +617,12 @@ fn tool_arguments<'py>(
 /// The hex result of the `send` tool -> its value (answer tag optional).
 #[pyfunction]
 #[pyo3(signature = (hex, latin1=None, max_depth=None), text_signature = "(hex, latin1=False, max_depth=256)")]
-fn decode_result_hex<'py>(py: Python<'py>, hex: &Bound<'py, PyAny>, latin1: Option<&Bound<'py, PyAny>>, max_depth: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+fn decode_result_hex<'py>(
+    py: Python<'py>,
+    hex: &Bound<'py, PyAny>,
+    latin1: Option<&Bound<'py, PyAny>>,
+    max_depth: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
     let max_depth = max_depth_arg(py, max_depth)?;
     let hex = text_arg(py, "hex", hex)?;
     let v = tether::decode_result_hex(&hex, &options(flag_arg(py, "latin1", latin1, false)?, max_depth)).py_err(py)?;
@@ -612,7 +633,12 @@ fn decode_result_hex<'py>(py: Python<'py>, hex: &Bound<'py, PyAny>, latin1: Opti
 /// (str or bytes) -> the result value.
 #[pyfunction]
 #[pyo3(signature = (output, latin1=None, max_depth=None), text_signature = "(output, latin1=False, max_depth=256)")]
-fn read_tool_result<'py>(py: Python<'py>, output: &Bound<'py, PyAny>, latin1: Option<&Bound<'py, PyAny>>, max_depth: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+fn read_tool_result<'py>(
+    py: Python<'py>,
+    output: &Bound<'py, PyAny>,
+    latin1: Option<&Bound<'py, PyAny>>,
+    max_depth: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
     let opts = options(flag_arg(py, "latin1", latin1, false)?, max_depth_arg(py, max_depth)?);
     let v = if let Ok(d) = output.cast::<PyDict>() {
         // A dict subclass's __getitem__ may run; the result is held strongly.

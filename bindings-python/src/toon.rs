@@ -22,7 +22,7 @@ use crate::pydict::DictIter;
 use crate::pyjson::{new_str, type_name, BuildError, PyBuilder};
 use polywire::json::{array_index, Builder};
 use polywire::toon::decode::{decode_bytes_with, decode_with, decode_with_builder_checked_keys, DecodeOptions, ExpandPaths};
-use polywire::toon::encode::{encode_into, EncodeOptions, EncodeValue, Kind, KeyFolding, MAX_DEPTH, MAX_INDENT};
+use polywire::toon::encode::{encode_into, EncodeOptions, EncodeValue, KeyFolding, Kind, MAX_DEPTH, MAX_INDENT};
 use polywire::toon::Delimiter;
 use polywire::{Error, Format};
 use pyo3::ffi;
@@ -78,7 +78,9 @@ pub(crate) fn indent_arg(indent_size: Option<&Bound<'_, PyAny>>, indent: Option<
     let encode = min == 0;
     let v = match (indent_size, indent) {
         // Compared as ints only (`==` on other objects could run Python code).
-        (Some(a), Some(b)) if !(a.is_exact_instance_of::<pyo3::types::PyInt>() && b.is_exact_instance_of::<pyo3::types::PyInt>() && a.eq(b)?) => {
+        (Some(a), Some(b))
+            if !(a.is_exact_instance_of::<pyo3::types::PyInt>() && b.is_exact_instance_of::<pyo3::types::PyInt>() && a.eq(b)?) =>
+        {
             return Err(targ("indent_size and indent (its older name) were both given, with different values"))
         }
         (Some(a), _) => a,
@@ -294,11 +296,19 @@ impl CheckErr {
             CheckErr::At(what, segs) => {
                 let at = path_text(segs);
                 match what {
-                    Located::Unsupported(t) => crate::errors::type_error(py, "TOON_UNSUPPORTED_TYPE", format!("Object of type {t} is not TOON serializable (at {at})")),
-                    Located::BadKey(t) => {
-                        crate::errors::type_error(py, "TOON_UNSUPPORTED_KEY", format!("Keys must be str, int, float, bool or None, not {t} (at {at})"))
+                    Located::Unsupported(t) => crate::errors::type_error(
+                        py,
+                        "TOON_UNSUPPORTED_TYPE",
+                        format!("Object of type {t} is not TOON serializable (at {at})"),
+                    ),
+                    Located::BadKey(t) => crate::errors::type_error(
+                        py,
+                        "TOON_UNSUPPORTED_KEY",
+                        format!("Keys must be str, int, float, bool or None, not {t} (at {at})"),
+                    ),
+                    Located::DuplicateKey(k) => {
+                        enc_err(py, "TOON_DUPLICATE_KEY", format!("Duplicate key after conversion: {k:?} (at {at})"))
                     }
-                    Located::DuplicateKey(k) => enc_err(py, "TOON_DUPLICATE_KEY", format!("Duplicate key after conversion: {k:?} (at {at})")),
                     Located::Surrogate(m) => enc_err(py, "TOON_UNPAIRED_SURROGATE", format!("{m} (at {at})")),
                 }
             }
@@ -313,7 +323,6 @@ impl CheckErr {
         self
     }
 }
-
 
 /// Borrow the UTF-8 form of a `str` (cached by CPython; free for compact
 /// ASCII). `None` when it holds lone surrogates.
@@ -338,7 +347,6 @@ unsafe fn key_str<'a>(key: *mut ffi::PyObject) -> Option<&'a str> {
     }
     utf8(key)
 }
-
 
 /// The host's walk of a mapping (Python code) saw it change: CPython's
 /// plain `RuntimeError` becomes `ToonEncodeError` `TOON_VALUE_CHANGED` (with
@@ -645,7 +653,11 @@ impl<'a, 'py> PyVal<'a, 'py> {
                 // More digits than CPython converts (4,300 by default).
                 let e = PyErr::fetch(self.ctx.py);
                 if e.is_instance_of::<pyo3::exceptions::PyValueError>(self.ctx.py) {
-                    return Err(EncErr::Codec(Error::new(Format::Toon, "TOON_INTEGER_TOO_LARGE", format!("integer too large to convert: {}", e.value(self.ctx.py)))));
+                    return Err(EncErr::Codec(Error::new(
+                        Format::Toon,
+                        "TOON_INTEGER_TOO_LARGE",
+                        format!("integer too large to convert: {}", e.value(self.ctx.py)),
+                    )));
                 }
                 return Err(e.into());
             }
@@ -916,7 +928,8 @@ fn dumps<'py>(
     }
     let default = default.filter(|d| !d.is_none());
     hook_arg("default", default.as_ref())?;
-    let mut ctx = Ctx { py, default, sort_keys, converted: HashMap::new(), dicts_converted: false, checked: false, big_digits: Default::default() };
+    let mut ctx =
+        Ctx { py, default, sort_keys, converted: HashMap::new(), dicts_converted: false, checked: false, big_digits: Default::default() };
     if sort_keys {
         ctx.check(obj, 0).map_err(|e| e.into_pyerr(py))?;
         ctx.checked = true;
@@ -962,9 +975,23 @@ fn encode_walk<'py>(obj: &Bound<'py, PyAny>, ctx: &mut Ctx<'py>, opts: &EncodeOp
 /// `default`, keys unsorted), written into `out` (cleared first): a
 /// rendering `polywire.llm` counts, which becomes a `str` only if it is the
 /// one chosen.
-pub(crate) fn encode_text(py: Python<'_>, obj: &Bound<'_, PyAny>, indent: &Bound<'_, PyAny>, delimiter: Delimiter, mut out: String) -> PyResult<String> {
+pub(crate) fn encode_text(
+    py: Python<'_>,
+    obj: &Bound<'_, PyAny>,
+    indent: &Bound<'_, PyAny>,
+    delimiter: Delimiter,
+    mut out: String,
+) -> PyResult<String> {
     let opts = EncodeOptions { indent: indent_arg(Some(indent), None, 0)?, delimiter, ..EncodeOptions::default() };
-    let mut ctx = Ctx { py, default: None, sort_keys: false, converted: HashMap::new(), dicts_converted: false, checked: false, big_digits: Default::default() };
+    let mut ctx = Ctx {
+        py,
+        default: None,
+        sort_keys: false,
+        converted: HashMap::new(),
+        dicts_converted: false,
+        checked: false,
+        big_digits: Default::default(),
+    };
     encode_walk(obj, &mut ctx, &opts, &mut out)?;
     Ok(out)
 }
@@ -1032,8 +1059,7 @@ impl<'py> Builder for HookBuilder<'py> {
     fn object(&mut self, entries: Drain<'_, (Self::Key, Self::Value)>) -> Result<Self::Value, BuildError> {
         let py = self.inner.py();
         if let Some(hook) = &self.object_pairs_hook {
-            let pairs: Vec<Bound<'py, PyTuple>> =
-                entries.map(|(k, v)| PyTuple::new(py, [k, v])).collect::<PyResult<_>>()?;
+            let pairs: Vec<Bound<'py, PyTuple>> = entries.map(|(k, v)| PyTuple::new(py, [k, v])).collect::<PyResult<_>>()?;
             return Ok(hook.call1((PyList::new(py, pairs)?,))?);
         }
         let dict = self.inner.object(entries)?;
@@ -1047,9 +1073,7 @@ impl<'py> Builder for HookBuilder<'py> {
         match hook {
             // A token whose double is infinite is a string, as for the
             // reference, whatever the hooks.
-            Some(h) if text.parse::<f64>().is_ok_and(f64::is_finite) => {
-                Ok(Some(h.call1((new_str(self.inner.py(), text)?,))?))
-            }
+            Some(h) if text.parse::<f64>().is_ok_and(f64::is_finite) => Ok(Some(h.call1((new_str(self.inner.py(), text)?,))?)),
             _ => self.inner.number_token(text, integer),
         }
     }

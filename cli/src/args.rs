@@ -378,7 +378,9 @@ pub(crate) fn help(command: &str) -> String {
             "  --no-words            accept any whole number of bytes, not only 32-bit words\n\
              \x20 --words               only whole 32-bit words (the default)\n",
         ),
-        "kado" => return format!("usage: polywire kado dump [INPUT|-] [-o OUT]\n\n{}", help("kado dump").split_once("\n\n").map_or("", |h| h.1)),
+        "kado" => {
+            return format!("usage: polywire kado dump [INPUT|-] [-o OUT]\n\n{}", help("kado dump").split_once("\n\n").map_or("", |h| h.1))
+        }
         "tether" => {
             return "usage: polywire tether hex [INPUT|-] [-o OUT]\n       polywire tether unhex [INPUT|-] [-o OUT] [--no-words]\n\n\
                     hex: the bytes of INPUT as lowercase hex. unhex: hex text to raw bytes.\n\

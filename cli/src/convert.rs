@@ -64,8 +64,8 @@ fn window(line: &[char], caret: usize) -> (String, usize) {
 fn is_js_space(c: char) -> bool {
     matches!(
         c,
-        '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'..='\u{200a}'
-            | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}'
+        '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}'
     )
 }
 
@@ -176,8 +176,16 @@ pub(crate) fn decode(ctx: &mut Ctx<'_>, c: &Convert<'_>) -> Result<(), Fail> {
         let json_text = String::from_utf8_lossy(&outputs);
         let toon_text = String::from_utf8_lossy(&inputs);
         let toon_text = toon_text.strip_prefix('\u{feff}').unwrap_or(&toon_text);
-        let json = Size { tokens: Some(t.count(&json_text).map_err(|e| Fail::codec(e.to_string(), &e))?), bytes: out_bytes, chars: decoder.output_chars() as usize };
-        let toon = Size { tokens: Some(t.count(toon_text).map_err(|e| Fail::codec(e.to_string(), &e))?), bytes: in_bytes, chars: decoder.input_chars() as usize };
+        let json = Size {
+            tokens: Some(t.count(&json_text).map_err(|e| Fail::codec(e.to_string(), &e))?),
+            bytes: out_bytes,
+            chars: decoder.output_chars() as usize,
+        };
+        let toon = Size {
+            tokens: Some(t.count(toon_text).map_err(|e| Fail::codec(e.to_string(), &e))?),
+            bytes: in_bytes,
+            chars: decoder.input_chars() as usize,
+        };
         ctx.note(&format_stats(&json, &toon));
     }
     Ok(())
@@ -193,7 +201,10 @@ mod tests {
             toon_decode_message("Expected 3 inline-form values, but got 2", Some(1), Some(1), Some("a[3]: 1,2")),
             "Failed to decode TOON at line 1, column 1: Expected 3 inline-form values, but got 2\n\n  1 | a[3]: 1,2\n      ^"
         );
-        assert_eq!(toon_decode_message("m", Some(2), None, Some("\t  x")), "Failed to decode TOON at line 2: m\n\n  2 | \u{2192}  x\n      ^");
+        assert_eq!(
+            toon_decode_message("m", Some(2), None, Some("\t  x")),
+            "Failed to decode TOON at line 2: m\n\n  2 | \u{2192}  x\n      ^"
+        );
         assert_eq!(toon_decode_message("m", Some(2), None, Some("   x")), "Failed to decode TOON at line 2: m\n\n  2 |    x\n         ^");
         assert_eq!(toon_decode_message("m", Some(2), Some(3), None), "Failed to decode TOON at line 2, column 3: m");
         assert_eq!(toon_decode_message("m", None, None, Some("x")), "Failed to decode TOON: m");

@@ -180,11 +180,17 @@ impl Input {
 enum Dest<'w> {
     Stdout(&'w mut dyn Write),
     /// Not a regular file: written as it is (opened at the first write).
-    Direct { file: Option<File> },
+    Direct {
+        file: Option<File>,
+    },
     /// A regular file, or none yet: a temporary file beside `target`,
     /// renamed over it by [`Output::finish`], with the permissions (and, as
     /// far as allowed, the owner) of the file it replaces (`like`).
-    Replace { target: PathBuf, like: Option<Box<std::fs::Metadata>>, temp: Option<(File, PathBuf)> },
+    Replace {
+        target: PathBuf,
+        like: Option<Box<std::fs::Metadata>>,
+        temp: Option<(File, PathBuf)>,
+    },
 }
 
 /// The output of a command.
@@ -248,9 +254,7 @@ impl<'w> Output<'w> {
         };
         let id = meta.as_ref().and_then(|m| sys::regular_file_id(p, m));
         if id.is_some() && id.as_ref() == input {
-            return Err(Fail::error(format!(
-                "{shown}: is the input file (write the output to another file, then move it over the input)"
-            )));
+            return Err(Fail::error(format!("{shown}: is the input file (write the output to another file, then move it over the input)")));
         }
         // A file the user may not write is not replaced either (as opening
         // it to write would have failed).

@@ -192,7 +192,8 @@ pub(crate) fn json_error(text: &str) -> Option<Found> {
                     stack.pop();
                     i += 1;
                 } else if c != b',' {
-                    let m = if close == b'}' { "Expected ',' or '}' after property value" } else { "Expected ',' or ']' after array element" };
+                    let m =
+                        if close == b'}' { "Expected ',' or '}' after property value" } else { "Expected ',' or ']' after array element" };
                     return Some((i, m.to_owned()));
                 } else {
                     i = ws(t, i + 1);
@@ -338,7 +339,8 @@ mod tests {
 
     #[test]
     fn numbers_as_json_parse_reads_them() {
-        let v = parse_json(r#"{"a": 12345678901234567890, "b": 1.0, "c": -0, "d": 9007199254740993, "e": 9007199254740992, "a": 2}"#).unwrap();
+        let v =
+            parse_json(r#"{"a": 12345678901234567890, "b": 1.0, "c": -0, "d": 9007199254740993, "e": 9007199254740992, "a": 2}"#).unwrap();
         assert_eq!(String::from_utf8(v.to_json().unwrap()).unwrap(), r#"{"a":2,"b":1,"c":0,"d":9007199254740992,"e":9007199254740992}"#);
         let v = parse_json("[12345678901234567890, 1e400, -1e400]").unwrap();
         assert_eq!(String::from_utf8(v.to_json().unwrap()).unwrap(), "[12345678901234567000,null,null]");

@@ -162,9 +162,8 @@ pub enum Host {
 /// SIGPIPE. A panic (a bug) is reported as an error, never unwound into
 /// the caller.
 pub fn run_process(args: Vec<OsString>, host: Host) -> i32 {
-    let run = std::panic::AssertUnwindSafe(|| {
-        sys::with_process(host, |stdin, stdout, stderr, std| run_with(&args, stdin, stdout, stderr, std))
-    });
+    let run =
+        std::panic::AssertUnwindSafe(|| sys::with_process(host, |stdin, stdout, stderr, std| run_with(&args, stdin, stdout, stderr, std)));
     match std::panic::catch_unwind(run) {
         Ok(code) => code,
         Err(p) => {
@@ -270,7 +269,14 @@ fn command(ctx: &mut Ctx<'_>, args: &[OsString]) -> Result<(), Fail> {
         "choose" => {
             let delimiter = delimiter(p.text("delimiter"))?;
             let indent = encoding_indent(p.text("indent"))?;
-            let c = llm::Choose { input: p.input(), output: p.output(), delimiter, indent, pretty: p.is("pretty"), encoding: p.value("encoding") };
+            let c = llm::Choose {
+                input: p.input(),
+                output: p.output(),
+                delimiter,
+                indent,
+                pretty: p.is("pretty"),
+                encoding: p.value("encoding"),
+            };
             llm::choose(ctx, &c)
         }
         "kado dump" => tools::kado_dump(ctx, p.input(), p.output()),

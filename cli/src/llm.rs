@@ -10,8 +10,8 @@ use polywire::toon::Delimiter;
 
 use crate::convert::toon_decode_message;
 use crate::io::{Input, Output};
-use crate::value::{JsBuilder, Value};
 use crate::stats::table;
+use crate::value::{JsBuilder, Value};
 use crate::{Ctx, Fail};
 
 /// The default encoding.

@@ -263,12 +263,7 @@ mod unix {
                 }
             }
             let id = |fd: c_int, closed: bool| if closed { None } else { fd_file_id(fd) };
-            let std = Std {
-                stdin_closed: closed[0],
-                stdout_closed: closed[1],
-                stdin_id: id(0, closed[0]),
-                stdout_id: id(1, closed[1]),
-            };
+            let std = Std { stdin_closed: closed[0], stdout_closed: closed[1], stdin_id: id(0, closed[0]), stdout_id: id(1, closed[1]) };
             StdFds { std, placeholders }
         }
     }
@@ -333,10 +328,7 @@ mod unix {
                 if wake < 0 {
                     return Ok(());
                 }
-                let mut p = [
-                    libc::pollfd { fd: self.0, events, revents: 0 },
-                    libc::pollfd { fd: wake, events: libc::POLLIN, revents: 0 },
-                ];
+                let mut p = [libc::pollfd { fd: self.0, events, revents: 0 }, libc::pollfd { fd: wake, events: libc::POLLIN, revents: 0 }];
                 // SAFETY: two valid pollfds.
                 if unsafe { libc::poll(p.as_mut_ptr(), 2, -1) } < 0 {
                     let e = io::Error::last_os_error();

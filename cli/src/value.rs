@@ -231,7 +231,10 @@ mod tests {
     fn reads_as_json_parse() {
         let text = |v: &Value| String::from_utf8(v.to_json().unwrap()).unwrap();
         assert_eq!(text(&parse(r#"{"a": 1, "b": 2, "a": 3, "10": 4, "2": 5}"#)), r#"{"2":5,"10":4,"a":3,"b":2}"#);
-        assert_eq!(text(&parse("[12345678901234567890, 9007199254740993, -0, 1.0, 1e400]")), "[12345678901234567000,9007199254740992,0,1,null]");
+        assert_eq!(
+            text(&parse("[12345678901234567890, 9007199254740993, -0, 1.0, 1e400]")),
+            "[12345678901234567000,9007199254740992,0,1,null]"
+        );
         // A large object: repeated keys found by hash, lookups indexed.
         let big = format!("{{{}, \"k7\": \"again\"}}", (0..100).map(|i| format!("\"k{i}\": {i}")).collect::<Vec<_>>().join(", "));
         let v = parse(&big);

@@ -11,16 +11,17 @@ mod cli_run;
 #[test]
 fn cli_run() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus-seed/cli_run");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.expect("dir entry").path())
-        .collect();
+    let mut files: Vec<_> =
+        std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())).map(|e| e.expect("dir entry").path()).collect();
     files.sort();
     assert!(!files.is_empty(), "no seeds in {}", dir.display());
-    let seeds: Vec<(PathBuf, Vec<u8>)> = files.into_iter().map(|f| {
-        let data = std::fs::read(&f).expect("seed");
-        (f, data)
-    }).collect();
+    let seeds: Vec<(PathBuf, Vec<u8>)> = files
+        .into_iter()
+        .map(|f| {
+            let data = std::fs::read(&f).expect("seed");
+            (f, data)
+        })
+        .collect();
     for (f, data) in &seeds {
         let r = std::panic::catch_unwind(|| cli_run::cli_run(data));
         assert!(r.is_ok(), "{} fails", f.display());
@@ -38,7 +39,13 @@ fn cli_run_random_inputs() {
         x ^= x << 17;
         x
     };
-    let bodies: [&[u8]; 5] = [b"{\"a\": [1, 2], \"b\": {\"c\": \"x\"}}", b"a[2]: 1,2\nb:\n  c: x\n", b"0000000a", b"\x01\x02\x05\x00\x00\x00", b"[{\"a\":1},{\"a\":2}]"];
+    let bodies: [&[u8]; 5] = [
+        b"{\"a\": [1, 2], \"b\": {\"c\": \"x\"}}",
+        b"a[2]: 1,2\nb:\n  c: x\n",
+        b"0000000a",
+        b"\x01\x02\x05\x00\x00\x00",
+        b"[{\"a\":1},{\"a\":2}]",
+    ];
     for _ in 0..3000 {
         let n = (next() % 6) as u8;
         let mut data = vec![n];

@@ -43,7 +43,8 @@ impl Dir {
         self.path(name).to_string_lossy().into_owned()
     }
     fn entries(&self) -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(&self.0).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        let mut v: Vec<String> =
+            std::fs::read_dir(&self.0).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
         v.sort();
         v
     }
@@ -89,7 +90,13 @@ fn usage_errors_exit_2() {
 fn each_command_has_its_own_help() {
     let main = text(&["--help"], "").1;
     assert!(main.contains("./tokens") && main.contains("--no-strict") && main.contains("--verbose"));
-    for args in [&["tokens", "--help"][..], &["choose", "-h"], &["kado", "dump", "--help"], &["tether", "hex", "-h"], &["tether", "unhex", "--help"]] {
+    for args in [
+        &["tokens", "--help"][..],
+        &["choose", "-h"],
+        &["kado", "dump", "--help"],
+        &["tether", "hex", "-h"],
+        &["tether", "unhex", "--help"],
+    ] {
         let (s, out, err) = text(args, "");
         assert_eq!((s, err.as_str()), (0, ""));
         assert!(out.starts_with(&format!("usage: polywire {}", args[..args.len() - 1].join(" "))), "{args:?}: {out}");
@@ -101,7 +108,9 @@ fn each_command_has_its_own_help() {
 #[test]
 fn encoding_names_are_checked() {
     for name in ["", "gpt4", "o200k"] {
-        for args in [&["tokens", "--encoding", name][..], &["--encoding", name], &["choose", "--encoding", name], &["--stats", "--encoding", name]] {
+        for args in
+            [&["tokens", "--encoding", name][..], &["--encoding", name], &["choose", "--encoding", name], &["--stats", "--encoding", name]]
+        {
             let (s, out, err) = text(args, "{}");
             assert_eq!((s, out.as_str()), (1, ""), "{args:?}");
             assert_eq!(err, format!("polywire: expected o200k_base, cl100k_base or the path of a tokenizer.json, got {name:?}\n"));
@@ -154,7 +163,8 @@ fn kado_dump_in_reads_of_any_size() {
     let stream = frames.concat();
     let whole = run(&["kado", "dump"], &stream);
     assert_eq!((whole.0, whole.2.as_str()), (0, ""));
-    let lines: Vec<serde_json::Value> = whole.1.split(|&b| b == b'\n').filter(|l| !l.is_empty()).map(|l| serde_json::from_slice(l).unwrap()).collect();
+    let lines: Vec<serde_json::Value> =
+        whole.1.split(|&b| b == b'\n').filter(|l| !l.is_empty()).map(|l| serde_json::from_slice(l).unwrap()).collect();
     let got: Vec<(u64, bool)> = lines.iter().map(|l| (l["offset"].as_u64().unwrap(), l["compressed"].as_bool().unwrap())).collect();
     assert_eq!(got, [(0, false), (frames[0].len() as u64, true), ((frames[0].len() + frames[1].len()) as u64, false)]);
     let out = String::from_utf8(whole.1.clone()).unwrap();
@@ -280,7 +290,10 @@ fn the_input_is_never_the_output() {
     for out in ["big.toon", "alias.toon"] {
         let (s, _, err) = text(&[&d.s("big.toon"), "-o", &d.s(out)], "");
         assert_eq!(s, 1);
-        assert_eq!(err, format!("polywire: {}: is the input file (write the output to another file, then move it over the input)\n", d.s(out)));
+        assert_eq!(
+            err,
+            format!("polywire: {}: is the input file (write the output to another file, then move it over the input)\n", d.s(out))
+        );
         assert_eq!(std::fs::read_to_string(d.path("big.toon")).unwrap(), big);
     }
 }

@@ -66,12 +66,7 @@ impl Error {
     /// A new error with no position yet.
     #[cold]
     pub fn new(format: Format, code: &'static str, message: impl Into<String>) -> Self {
-        Error(Box::new(ErrorImpl {
-            format,
-            code,
-            position: Position::None,
-            message: message.into(),
-        }))
+        Error(Box::new(ErrorImpl { format, code, position: Position::None, message: message.into() }))
     }
 
     /// Attach a byte offset.
@@ -163,14 +158,7 @@ impl fmt::Display for Error {
 
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "Error({}, {}, {:?}, {:?})",
-            self.0.format.as_str(),
-            self.0.code,
-            self.0.message,
-            self.0.position
-        )
+        write!(f, "Error({}, {}, {:?}, {:?})", self.0.format.as_str(), self.0.code, self.0.message, self.0.position)
     }
 }
 

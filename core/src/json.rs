@@ -80,9 +80,7 @@ pub fn find_special(bytes: &[u8], from: usize) -> usize {
         let x = u64::from_le_bytes(w);
         let quote = x ^ (LO * b'"' as u64);
         let slash = x ^ (LO * b'\\' as u64);
-        let m = (x.wrapping_sub(LO * 0x20) & !x & HI)
-            | (quote.wrapping_sub(LO) & !quote & HI)
-            | (slash.wrapping_sub(LO) & !slash & HI);
+        let m = (x.wrapping_sub(LO * 0x20) & !x & HI) | (quote.wrapping_sub(LO) & !quote & HI) | (slash.wrapping_sub(LO) & !slash & HI);
         if m != 0 {
             return i + (m.trailing_zeros() / 8) as usize;
         }
@@ -379,9 +377,26 @@ impl ShortDecimal {
 #[inline]
 fn decimal_len(n: u64) -> usize {
     const POW10: [u64; 20] = [
-        1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000, 1_000_000_000, 10_000_000_000,
-        100_000_000_000, 1_000_000_000_000, 10_000_000_000_000, 100_000_000_000_000, 1_000_000_000_000_000,
-        10_000_000_000_000_000, 100_000_000_000_000_000, 1_000_000_000_000_000_000, 10_000_000_000_000_000_000,
+        1,
+        10,
+        100,
+        1_000,
+        10_000,
+        100_000,
+        1_000_000,
+        10_000_000,
+        100_000_000,
+        1_000_000_000,
+        10_000_000_000,
+        100_000_000_000,
+        1_000_000_000_000,
+        10_000_000_000_000,
+        100_000_000_000_000,
+        1_000_000_000_000_000,
+        10_000_000_000_000_000,
+        100_000_000_000_000_000,
+        1_000_000_000_000_000_000,
+        10_000_000_000_000_000_000,
     ];
     if n < 10 {
         return 1;
@@ -527,8 +542,27 @@ mod short_decimal_tests {
     #[test]
     fn edges_match_ryu_js() {
         for f in [
-            0.0001, 0.00015, 0.001, 0.5, 1.0, 9.9999, 9.99995, 10.0, 99.995, 0.995, 1e10, 68_719_476_735.999_9,
-            68_719_476_735.5, 3540.24, 0.69, 1106.7, 1.5, 0.1 + 0.2, 1234.5678, 5e-5, 0.30000000000000004,
+            0.0001,
+            0.00015,
+            0.001,
+            0.5,
+            1.0,
+            9.9999,
+            9.99995,
+            10.0,
+            99.995,
+            0.995,
+            1e10,
+            68_719_476_735.999_9,
+            68_719_476_735.5,
+            3540.24,
+            0.69,
+            1106.7,
+            1.5,
+            0.1 + 0.2,
+            1234.5678,
+            5e-5,
+            0.30000000000000004,
         ] {
             check(f);
             check(-f);
@@ -745,11 +779,7 @@ fn write_value(out: &mut Vec<u8>, value: &serde_json::Value, depth: usize) -> Re
 
 #[cold]
 fn too_deep(depth: usize) -> Error {
-    Error::new(
-        Format::Json,
-        "JSON_TOO_DEEP",
-        format!("nesting deeper than {depth} levels (is the value circular?)"),
-    )
+    Error::new(Format::Json, "JSON_TOO_DEEP", format!("nesting deeper than {depth} levels (is the value circular?)"))
 }
 
 // ---------------------------------------------------------------- reading
@@ -829,12 +859,7 @@ pub trait Builder {
     /// builder that overrides this must give what its `number_token`
     /// gives.
     #[inline]
-    fn number_value(
-        &mut self,
-        text: &str,
-        integer: bool,
-        quick: Option<QuickNumber>,
-    ) -> Result<Option<Self::Value>, Self::Error> {
+    fn number_value(&mut self, text: &str, integer: bool, quick: Option<QuickNumber>) -> Result<Option<Self::Value>, Self::Error> {
         let _ = quick;
         self.number_token(text, integer)
     }
@@ -883,14 +908,7 @@ impl Default for ParseOptions {
 
 /// Parse one JSON document (surrounding whitespace allowed) with `builder`.
 pub fn parse_with<B: Builder>(input: &[u8], opts: ParseOptions, builder: &mut B) -> Result<B::Value, B::Error> {
-    let mut p = Parser {
-        input,
-        pos: 0,
-        opts,
-        values: Vec::new(),
-        entries: Vec::new(),
-        scratch: String::new(),
-    };
+    let mut p = Parser { input, pos: 0, opts, values: Vec::new(), entries: Vec::new(), scratch: String::new() };
     p.skip_ws();
     let v = p.value(builder, 0)?;
     p.skip_ws();
@@ -1047,12 +1065,7 @@ impl<'a, V, K> Parser<'a, V, K> {
 
     fn enter(&self, depth: usize) -> Result<()> {
         if depth >= self.opts.max_depth {
-            Err(Error::new(
-                Format::Json,
-                "JSON_TOO_DEEP",
-                format!("nesting deeper than {} levels", self.opts.max_depth),
-            )
-            .at(self.pos))
+            Err(Error::new(Format::Json, "JSON_TOO_DEEP", format!("nesting deeper than {} levels", self.opts.max_depth)).at(self.pos))
         } else {
             Ok(())
         }
@@ -1202,7 +1215,9 @@ impl<'a, V, K> Parser<'a, V, K> {
                 return Ok(StrRef::Input(start, i));
             }
             Some(b'\\') => {}
-            Some(_) => return Err(self.err_at("JSON_CONTROL_CHARACTER", "expected an escape sequence for a control character in string", i)),
+            Some(_) => {
+                return Err(self.err_at("JSON_CONTROL_CHARACTER", "expected an escape sequence for a control character in string", i))
+            }
             None => {}
         }
         if i >= input.len() {
@@ -1238,7 +1253,9 @@ impl<'a, V, K> Parser<'a, V, K> {
                         Err(e) => break Err(e),
                     }
                 }
-                0..=0x1f => break Err(self.err_at("JSON_CONTROL_CHARACTER", "expected an escape sequence for a control character in string", i)),
+                0..=0x1f => {
+                    break Err(self.err_at("JSON_CONTROL_CHARACTER", "expected an escape sequence for a control character in string", i))
+                }
                 _ => i = find_special(input, i + 1),
             }
         };
@@ -1553,7 +1570,10 @@ mod tests {
 
     #[test]
     fn parses_with_offsets() {
-        assert_eq!(parse(br#" {"a": [1, -2.5e3, "\u00e9\ud83d\ude00"]} "#, ParseOptions::default()).unwrap(), json!({"a": [1, -2500.0, "é😀"]}));
+        assert_eq!(
+            parse(br#" {"a": [1, -2.5e3, "\u00e9\ud83d\ude00"]} "#, ParseOptions::default()).unwrap(),
+            json!({"a": [1, -2500.0, "é😀"]})
+        );
         let e = parse(b"[1, 2", ParseOptions::default()).unwrap_err();
         assert_eq!(e.offset(), Some(5));
         assert_eq!(e.code(), "JSON_UNEXPECTED_TOKEN");

@@ -110,11 +110,8 @@ impl Header {
     /// `struct.unpack`). Fails only when fewer than 18 bytes are given.
     pub fn parse(buf: &[u8]) -> Result<Header> {
         let Some(b) = buf.get(..HEADER_SIZE) else {
-            return Err(err(
-                "KADO_TRUNCATED_HEADER",
-                format!("expected an {HEADER_SIZE}-byte header, found only {} bytes", buf.len()),
-            )
-            .at(buf.len()));
+            return Err(err("KADO_TRUNCATED_HEADER", format!("expected an {HEADER_SIZE}-byte header, found only {} bytes", buf.len()))
+                .at(buf.len()));
         };
         Ok(Header {
             version: b[0],
@@ -135,14 +132,8 @@ impl Header {
             .at(0));
         }
         MessageType::from_u8(self.msg_type).ok_or_else(|| {
-            err(
-                "KADO_UNKNOWN_TYPE",
-                format!(
-                    "unknown message type {} (expected 1..=8, INSTRUCTION to CONTEXT_RESPONSE)",
-                    self.msg_type
-                ),
-            )
-            .at(1)
+            err("KADO_UNKNOWN_TYPE", format!("unknown message type {} (expected 1..=8, INSTRUCTION to CONTEXT_RESPONSE)", self.msg_type))
+                .at(1)
         })
     }
 
@@ -175,9 +166,7 @@ pub fn validate(buf: &[u8]) -> bool {
 
 /// Milliseconds since the Unix epoch (what `Date.now()` gives).
 pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
 // ---------------------------------------------------------------- RLE
@@ -200,8 +189,7 @@ pub fn rle_encode_into(data: &[u8], out: &mut Vec<u8>) {
     // run of 4 or more of the same byte.
     while i < n {
         let byte = data[i];
-        let run_start = byte == RLE_ESCAPE
-            || (i + 3 < n && data[i + 1] == byte && data[i + 2] == byte && data[i + 3] == byte);
+        let run_start = byte == RLE_ESCAPE || (i + 3 < n && data[i + 1] == byte && data[i + 2] == byte && data[i + 3] == byte);
         if !run_start {
             i += 1;
             continue;
@@ -257,11 +245,9 @@ pub fn rle_decode_into(data: &[u8], out: &mut Vec<u8>, limit: usize) -> Result<(
             continue;
         }
         if i + 2 >= n {
-            return Err(err(
-                "KADO_INVALID_RLE",
-                format!("truncated RLE escape: expected `FF <byte> <count>`, found {} byte(s)", n - i),
-            )
-            .at(i));
+            return Err(
+                err("KADO_INVALID_RLE", format!("truncated RLE escape: expected `FF <byte> <count>`, found {} byte(s)", n - i)).at(i)
+            );
         }
         let (byte, count) = (data[i + 1], data[i + 2] as usize);
         if count == 0 {
@@ -370,12 +356,8 @@ pub fn finish_frame_with<'a>(
         buf
     };
     let wire_len = frame.len() - HEADER_SIZE;
-    let payload_length = u32::try_from(wire_len).map_err(|_| {
-        err(
-            "KADO_PAYLOAD_TOO_LARGE",
-            format!("payload of {wire_len} bytes does not fit the u32 length field"),
-        )
-    })?;
+    let payload_length = u32::try_from(wire_len)
+        .map_err(|_| err("KADO_PAYLOAD_TOO_LARGE", format!("payload of {wire_len} bytes does not fit the u32 length field")))?;
     let header = Header::new(msg_type, payload_length, timestamp, sequence_id);
     frame[..HEADER_SIZE].copy_from_slice(&header.to_bytes());
     Ok(frame)
@@ -494,9 +476,8 @@ pub fn decode_limited(buf: &[u8], max_size: usize) -> Result<Message> {
 /// Check that a payload is UTF-8, reporting the offset of the first bad byte
 /// (for bindings that hand the payload on as text).
 pub fn payload_str(payload: &[u8], base: usize) -> Result<&str> {
-    std::str::from_utf8(payload).map_err(|e| {
-        err("KADO_INVALID_UTF8", "invalid UTF-8 in payload (expected UTF-8 JSON text)").at(base + e.valid_up_to())
-    })
+    std::str::from_utf8(payload)
+        .map_err(|e| err("KADO_INVALID_UTF8", "invalid UTF-8 in payload (expected UTF-8 JSON text)").at(base + e.valid_up_to()))
 }
 
 /// A payload as text for a host that parses the JSON itself (Node's
@@ -508,8 +489,7 @@ pub fn payload_str(payload: &[u8], base: usize) -> Result<&str> {
 pub fn host_payload_text(payload: &[u8], base: usize) -> Result<&str> {
     let text = payload_str(payload, base)?;
     if json::needs_full_check(payload) {
-        json::validate(payload, ParseOptions { allow_nan: true, ..Default::default() })
-            .map_err(|e| payload_error(e, base))?;
+        json::validate(payload, ParseOptions { allow_nan: true, ..Default::default() }).map_err(|e| payload_error(e, base))?;
     }
     Ok(text)
 }
@@ -618,11 +598,7 @@ impl FrameDecoder {
                 if h.frame_len() > self.max_frame_size {
                     return Err(err(
                         "KADO_FRAME_TOO_LARGE",
-                        format!(
-                            "frame of {} bytes declared, larger than the limit of {} bytes",
-                            h.frame_len(),
-                            self.max_frame_size
-                        ),
+                        format!("frame of {} bytes declared, larger than the limit of {} bytes", h.frame_len(), self.max_frame_size),
                     )
                     .at(self.offset as usize + 2));
                 }
@@ -638,8 +614,7 @@ impl FrameDecoder {
         let compressed = is_compressed(wire);
         let payload = if compressed {
             let mut out = Vec::new();
-            rle_decode_into(&wire[1..], &mut out, self.max_frame_size)
-                .map_err(|e| e.shifted(self.offset as usize + HEADER_SIZE + 1))?;
+            rle_decode_into(&wire[1..], &mut out, self.max_frame_size).map_err(|e| e.shifted(self.offset as usize + HEADER_SIZE + 1))?;
             out
         } else {
             wire.to_vec()

@@ -29,9 +29,9 @@ pub mod json;
 pub mod kado;
 pub mod kameo;
 pub mod tether;
-pub mod toon;
 #[cfg(feature = "tokens")]
 pub mod tokens;
+pub mod toon;
 
 pub use error::{Error, Format, Position, Result};
 

@@ -180,9 +180,7 @@ impl fmt::Debug for Uuid {
 fn fallback_random(out: &mut [u8; 16]) {
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
     let mut x = nanos ^ COUNTER.fetch_add(1, Ordering::Relaxed).rotate_left(32) ^ (out.as_ptr() as u64);
     for chunk in out.chunks_mut(8) {
         x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -572,9 +570,7 @@ fn put_word(out: &mut Vec<u8>, w: u32) {
 }
 
 fn length_word(len: usize, what: &str) -> Result<u32> {
-    u32::try_from(len).map_err(|_| {
-        err("TETHER_TOO_LONG", format!("{what} of {len} does not fit a 32-bit length word"))
-    })
+    u32::try_from(len).map_err(|_| err("TETHER_TOO_LONG", format!("{what} of {len} does not fit a 32-bit length word")))
 }
 
 fn put_text(out: &mut Vec<u8>, tag: u32, s: &str, text: Text) -> Result<()> {
@@ -747,10 +743,7 @@ impl<'a> Reader<'a> {
         if len > self.remaining() {
             return Err(err(
                 "TETHER_LENGTH_PAST_END",
-                format!(
-                    "{what} claims {len} bytes but only {} remain in the input",
-                    self.remaining()
-                ),
+                format!("{what} claims {len} bytes but only {} remain in the input", self.remaining()),
             )
             .at(at));
         }
@@ -783,8 +776,7 @@ impl<'a> Reader<'a> {
         let at = self.pos;
         let len = self.word("the length of a UUID")?;
         if len != 16 {
-            return Err(err("TETHER_BAD_UUID_LENGTH", format!("a UUID's length word must be 16, found {len}"))
-                .at(at));
+            return Err(err("TETHER_BAD_UUID_LENGTH", format!("a UUID's length word must be 16, found {len}")).at(at));
         }
         match self.buf.get(self.pos..self.pos + 16) {
             Some(b) => {
@@ -863,10 +855,7 @@ impl<'a> Reader<'a> {
         if count > self.remaining() / 4 {
             return Err(err(
                 "TETHER_LENGTH_PAST_END",
-                format!(
-                    "an Array claims {count} elements but only {} bytes remain (at least 4 per element)",
-                    self.remaining()
-                ),
+                format!("an Array claims {count} elements but only {} bytes remain (at least 4 per element)", self.remaining()),
             )
             .at(len_at));
         }
@@ -944,11 +933,8 @@ impl<'a> Reader<'a> {
         if self.at_end() {
             Ok(())
         } else {
-            Err(err(
-                "TETHER_TRAILING_BYTES",
-                format!("{} bytes remain after {what}; one input holds exactly one", self.remaining()),
-            )
-            .at(self.pos))
+            Err(err("TETHER_TRAILING_BYTES", format!("{} bytes remain after {what}; one input holds exactly one", self.remaining()))
+                .at(self.pos))
         }
     }
 
@@ -960,10 +946,7 @@ impl<'a> Reader<'a> {
         } else {
             Err(err(
                 "TETHER_UNEXPECTED_TAG",
-                format!(
-                    "expected {what} (0x{tag:08x}), found 0x{w:08x}{}",
-                    tag_name(w).map(|n| format!(" ({n})")).unwrap_or_default()
-                ),
+                format!("expected {what} (0x{tag:08x}), found 0x{w:08x}{}", tag_name(w).map(|n| format!(" ({n})")).unwrap_or_default()),
             )
             .at(at))
         }
@@ -1095,11 +1078,7 @@ pub fn decode_message_send_with(bytes: &[u8], opts: &Options) -> Result<MessageS
     let arguments = match r.value(0)?.into_array() {
         Ok(items) => items,
         Err(other) => {
-            return Err(err(
-                "TETHER_UNEXPECTED_TAG",
-                format!("the arguments must be an Array, found a {}", other.kind_name()),
-            )
-            .at(args_at))
+            return Err(err("TETHER_UNEXPECTED_TAG", format!("the arguments must be an Array, found a {}", other.kind_name())).at(args_at))
         }
     };
     r.finish("the message send")?;
@@ -1170,11 +1149,7 @@ pub fn decode_handshake(bytes: &[u8]) -> Result<u32> {
     let mut r = Reader { buf: bytes, pos: 0, opts: &Options::default() };
     let w = r.word("the handshake word")?;
     if !(PROXY_BASE..INSTRUCTIONS_BASE).contains(&w) {
-        return Err(err(
-            "TETHER_UNEXPECTED_TAG",
-            format!("a handshake is one word 0x60000001 + exposure hash, found 0x{w:08x}"),
-        )
-        .at(0));
+        return Err(err("TETHER_UNEXPECTED_TAG", format!("a handshake is one word 0x60000001 + exposure hash, found 0x{w:08x}")).at(0));
     }
     r.finish("the handshake word")?;
     Ok(w - PROXY_BASE)
@@ -1291,10 +1266,7 @@ pub fn from_hex_bytes(hex: &str) -> Result<Vec<u8>> {
         let (n, word) = word_around(hex, hex.len() - 1);
         return Err(err(
             "TETHER_HEX_LENGTH",
-            format!(
-                "{} hex characters is odd: word {n} ('{word}') ends in half a byte; every byte is 2 hex characters",
-                hex.len()
-            ),
+            format!("{} hex characters is odd: word {n} ('{word}') ends in half a byte; every byte is 2 hex characters", hex.len()),
         )
         .at(hex.len() - 1));
     }
@@ -1358,11 +1330,8 @@ pub fn decode_result_hex(hex: &str, opts: &Options) -> Result<Value> {
 /// result.
 pub fn read_tool_result(json: &[u8], opts: &Options) -> Result<Value> {
     let doc = crate::json::parse(json, crate::json::ParseOptions::default()).map_err(|e| {
-        err(
-            "TETHER_BAD_TOOL_RESULT",
-            format!("the tool result is not JSON ({}); expected {{\"result\": \"<hex>\"}}", e.message()),
-        )
-        .at(e.offset().unwrap_or(0))
+        err("TETHER_BAD_TOOL_RESULT", format!("the tool result is not JSON ({}); expected {{\"result\": \"<hex>\"}}", e.message()))
+            .at(e.offset().unwrap_or(0))
     })?;
     match doc.get("result") {
         Some(serde_json::Value::String(hex)) => decode_result_hex(hex, opts),

@@ -161,7 +161,6 @@ fn pack(bytes: &[u8]) -> (u64, u64) {
     (u64::from_le_bytes(a.try_into().unwrap_or_default()), u64::from_le_bytes(b.try_into().unwrap_or_default()))
 }
 
-
 impl std::fmt::Debug for Bpe {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Bpe").field("encoding", &self.encoding).field("tokens", &self.ranks.len()).finish()
@@ -905,11 +904,7 @@ fn o200k_ascii_piece(b: &[u8], i: usize) -> usize {
     if k != usize::MAX {
         let e = ascii_span(b, k, |w| within(w, b'A', b'Z'));
         let e = ascii_span(b, e, |w| within(w, b'a', b'z'));
-        return if b.get(e) == Some(&b'\'') {
-            contraction(b, e).unwrap_or(e)
-        } else {
-            e
-        };
+        return if b.get(e) == Some(&b'\'') { contraction(b, e).unwrap_or(e) } else { e };
     }
     if c == C_DIGIT {
         // \p{N}{1,3}, without a loop (its exit is hard to predict).
@@ -1067,9 +1062,8 @@ static HF_CACHE: std::sync::Mutex<HfCache> = std::sync::Mutex::new(Vec::new());
 const HF_CACHE_SIZE: usize = 4;
 
 fn cached_hf(path: &Path) -> Result<std::sync::Arc<HfTokenizer>> {
-    let meta = std::fs::metadata(path).map_err(|e| {
-        Error::new(Format::Llm, "LLM_TOKENIZER_FILE", format!("cannot read tokenizer file {}: {e}", path.display()))
-    })?;
+    let meta = std::fs::metadata(path)
+        .map_err(|e| Error::new(Format::Llm, "LLM_TOKENIZER_FILE", format!("cannot read tokenizer file {}: {e}", path.display())))?;
     let (len, modified) = (meta.len(), meta.modified().ok());
     let mut cache = HF_CACHE.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(i) = cache.iter().position(|(p, l, m, _)| p == path && *l == len && *m == modified) {
@@ -1104,41 +1098,39 @@ fn send_to_helper(job: CountJob) -> bool {
     let pid = std::process::id();
     if helper.as_ref().is_none_or(|(owner, _)| *owner != pid) {
         let (tx, rx) = std::sync::mpsc::channel::<CountJob>();
-        let started = std::thread::Builder::new()
-            .name("polywire-tokens".into())
-            .spawn(move || {
-                use std::sync::mpsc::TryRecvError;
-                // After a job the helper polls for the next a while before
-                // it sleeps: `encode_for_llm` hands it a text per candidate,
-                // tens to hundreds of microseconds apart, and waking a
-                // sleeping thread takes it 20-60 µs on some machines (virtual
-                // ones especially) and costs the sender a system call of
-                // 10-30 µs there.
-                use std::sync::atomic::Ordering;
-                let mut idle_from = None;
-                loop {
-                    let job = match rx.try_recv() {
-                        Ok(job) => job,
-                        Err(TryRecvError::Disconnected) => return,
-                        Err(TryRecvError::Empty) => {
-                            let since = *idle_from.get_or_insert_with(std::time::Instant::now);
-                            // Longer while a caller holds the turn: a session
-                            // that is rendering its next text.
-                            let idle = since.elapsed();
-                            if idle < HELPER_POLLS_FOR || (idle < HELPER_POLLS_IN_TURN_FOR && HELPER_IN_USE.load(Ordering::Relaxed)) {
-                                std::hint::spin_loop();
-                                continue;
-                            }
-                            match rx.recv() {
-                                Ok(job) => job,
-                                Err(_) => return,
-                            }
+        let started = std::thread::Builder::new().name("polywire-tokens".into()).spawn(move || {
+            use std::sync::mpsc::TryRecvError;
+            // After a job the helper polls for the next a while before
+            // it sleeps: `encode_for_llm` hands it a text per candidate,
+            // tens to hundreds of microseconds apart, and waking a
+            // sleeping thread takes it 20-60 µs on some machines (virtual
+            // ones especially) and costs the sender a system call of
+            // 10-30 µs there.
+            use std::sync::atomic::Ordering;
+            let mut idle_from = None;
+            loop {
+                let job = match rx.try_recv() {
+                    Ok(job) => job,
+                    Err(TryRecvError::Disconnected) => return,
+                    Err(TryRecvError::Empty) => {
+                        let since = *idle_from.get_or_insert_with(std::time::Instant::now);
+                        // Longer while a caller holds the turn: a session
+                        // that is rendering its next text.
+                        let idle = since.elapsed();
+                        if idle < HELPER_POLLS_FOR || (idle < HELPER_POLLS_IN_TURN_FOR && HELPER_IN_USE.load(Ordering::Relaxed)) {
+                            std::hint::spin_loop();
+                            continue;
                         }
-                    };
-                    idle_from = None;
-                    job.iter().for_each(|t| t.work());
-                }
-            });
+                        match rx.recv() {
+                            Ok(job) => job,
+                            Err(_) => return,
+                        }
+                    }
+                };
+                idle_from = None;
+                job.iter().for_each(|t| t.work());
+            }
+        });
         if started.is_err() {
             return false;
         }
@@ -1408,7 +1400,9 @@ impl CountSession {
     pub fn finish(&self) -> Result<Vec<usize>> {
         let counts = match &self.tokenizer {
             // (No parts with these: `add_counted` adds the whole text.)
-            Tokenizer::Hf(h) => self.texts.iter().zip(&self.whole).map(|(t, &w)| if w { h.count(&t.text) } else { Ok(0) }).collect::<Result<Vec<_>>>()?,
+            Tokenizer::Hf(h) => {
+                self.texts.iter().zip(&self.whole).map(|(t, &w)| if w { h.count(&t.text) } else { Ok(0) }).collect::<Result<Vec<_>>>()?
+            }
             Tokenizer::Bpe(_) => count_shared(&self.texts)?,
         };
         // A slot's parts and its rest add up.
@@ -1626,9 +1620,8 @@ mod tests {
     #[test]
     fn pieces_and_tokens_equal_the_regex_and_tiktoken_on_random_text() {
         // Characters at every class boundary of the patterns, ASCII and not.
-        let alphabet: Vec<char> = " \t\n\r\x0b\x0caAzZ09'sStTrReEvVmMlLdD/.,!{}\"_-:|[]\x00\x7fé€😀\u{85}\u{a0}\u{2028}\u{300}\u{feff}ǅ٣"
-            .chars()
-            .collect();
+        let alphabet: Vec<char> =
+            " \t\n\r\x0b\x0caAzZ09'sStTrReEvVmMlLdD/.,!{}\"_-:|[]\x00\x7fé€😀\u{85}\u{a0}\u{2028}\u{300}\u{feff}ǅ٣".chars().collect();
         let mut rnd = xorshift(0x2545_F491_4F6C_DD1D);
         for k in 0..6000 {
             let len = (rnd() % if k % 2 == 0 { 40 } else { 160 }) as usize;
@@ -1699,9 +1692,7 @@ mod tests {
     fn texts_cut_at_any_cut_point_count_as_much_as_whole() {
         // What the two-thread count relies on: the pieces restart at a cut
         // point, so the parts' counts add up to the whole text's.
-        let alphabet: Vec<char> = " \t\n\r\x0baAzZ09'sStTrRlLdD/.,!{}\"_-:|é€😀\u{a0}\u{300}ǅ٣"
-            .chars()
-            .collect();
+        let alphabet: Vec<char> = " \t\n\r\x0baAzZ09'sStTrRlLdD/.,!{}\"_-:|é€😀\u{a0}\u{300}ǅ٣".chars().collect();
         let mut rnd = xorshift(0x9E37_79B9_7F4A_7C15);
         // And one dense in line breaks, indentation and what may follow them.
         let lines: Vec<char> = "\n\n  \t\r/a1.'é".chars().collect();
@@ -1722,11 +1713,7 @@ mod tests {
                 let whole = bpe.count(&text).unwrap();
                 for p in (0..=text.len()).filter(|&p| is_cut(text.as_bytes(), p)) {
                     cuts += 1;
-                    assert_eq!(
-                        bpe.count(&text[..p]).unwrap() + bpe.count(&text[p..]).unwrap(),
-                        whole,
-                        "{e:?} {text:?} cut at {p}"
-                    );
+                    assert_eq!(bpe.count(&text[..p]).unwrap() + bpe.count(&text[p..]).unwrap(), whole, "{e:?} {text:?} cut at {p}");
                 }
                 // On two threads from any size: the helper counts the back.
                 let mut third = text.len() / 3;
@@ -1821,7 +1808,10 @@ mod tests {
         // Long texts are cut into chunks; a text with no cut point is not.
         let chunked = ChunkedText::new(Some(Bpe::get(Encoding::O200kBase)), texts[4].clone());
         assert!(chunked.ends.len() > 2, "{:?}", chunked.ends);
-        assert!(chunked.ends.windows(2).all(|w| w[0] < w[1]) && chunked.ends.iter().all(|&p| p == texts[4].len() || is_cut(texts[4].as_bytes(), p)));
+        assert!(
+            chunked.ends.windows(2).all(|w| w[0] < w[1])
+                && chunked.ends.iter().all(|&p| p == texts[4].len() || is_cut(texts[4].as_bytes(), p))
+        );
         assert_eq!(ChunkedText::new(Some(Bpe::get(Encoding::O200kBase)), texts[6].clone()).ends, [CHUNK * 3]);
     }
 
@@ -1968,7 +1958,11 @@ mod tests {
             .map(|k| {
                 let n = 6 + (rnd() % 40) as usize;
                 let w: String = (0..n).map(|_| cjk[(rnd() % cjk.len() as u64) as usize]).collect();
-                if k % 3 == 0 { format!(" {}", "x".repeat(17 + k % 100)) } else { w }
+                if k % 3 == 0 {
+                    format!(" {}", "x".repeat(17 + k % 100))
+                } else {
+                    w
+                }
             })
             .collect();
         for e in Encoding::ALL {

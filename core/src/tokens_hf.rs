@@ -28,8 +28,8 @@ use serde_json::Value;
 use tokenizers::normalizers::NormalizerWrapper;
 use tokenizers::pattern::Pattern;
 use tokenizers::{
-    DecoderWrapper, ModelWrapper, NormalizedString, Normalizer, Offsets, PostProcessorWrapper, PreTokenizedString,
-    PreTokenizer, PreTokenizerWrapper, SplitDelimiterBehavior, TokenizerBuilder, TokenizerImpl,
+    DecoderWrapper, ModelWrapper, NormalizedString, Normalizer, Offsets, PostProcessorWrapper, PreTokenizedString, PreTokenizer,
+    PreTokenizerWrapper, SplitDelimiterBehavior, TokenizerBuilder, TokenizerImpl,
 };
 
 use crate::error::{Error, Format, Result};
@@ -77,7 +77,10 @@ pub fn read_file(path: &Path) -> Result<Vec<u8>> {
             return Err(file_error(path, "it is not a regular file"));
         }
         if m.len() > MAX_FILE {
-            return Err(file_error(path, format_args!("it has {} bytes; tokenizer files of more than {} MiB are refused", m.len(), MAX_FILE >> 20)));
+            return Err(file_error(
+                path,
+                format_args!("it has {} bytes; tokenizer files of more than {} MiB are refused", m.len(), MAX_FILE >> 20),
+            ));
         }
         Ok(())
     };
@@ -170,10 +173,9 @@ fn check_precompiled(normalizer: &Value) -> Result<()> {
         Some("Precompiled") => serde_json::from_value::<tokenizers::normalizers::Precompiled>(normalizer.clone())
             .map(|_| ())
             .map_err(|e| invalid(format_args!("its Precompiled normalizer: {e}"))),
-        Some("Sequence") => normalizer
-            .get("normalizers")
-            .and_then(Value::as_array)
-            .map_or(Ok(()), |items| items.iter().try_for_each(check_precompiled)),
+        Some("Sequence") => {
+            normalizer.get("normalizers").and_then(Value::as_array).map_or(Ok(()), |items| items.iter().try_for_each(check_precompiled))
+        }
         _ => Ok(()),
     }
 }

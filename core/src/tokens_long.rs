@@ -203,7 +203,14 @@ mod tests {
         let whole = bpe.heap_merge_ends(piece).expect("memory");
         let Some(count) = count else { return false };
         let ends: Vec<usize> = tokens.iter().map(|t| t.end).collect();
-        let what = || format!("{:?}, a piece of {} bytes ({:?}), window {window}, margin {margin}", bpe.encoding(), piece.len(), String::from_utf8_lossy(&piece[..piece.len().min(100)]));
+        let what = || {
+            format!(
+                "{:?}, a piece of {} bytes ({:?}), window {window}, margin {margin}",
+                bpe.encoding(),
+                piece.len(),
+                String::from_utf8_lossy(&piece[..piece.len().min(100)])
+            )
+        };
         assert_eq!(count, whole.len(), "token count: {}", what());
         assert!(ends == whole, "tokens: {}", what());
         assert!(tokens.windows(2).all(|w| w[0].end == w[1].start) && tokens[0].start == 0, "ranges: {}", what());

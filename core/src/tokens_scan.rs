@@ -101,10 +101,8 @@ impl Classes {
         // simple case-fold class of each, as fancy-regex builds it.
         let mut folds = Vec::new();
         for letter in *b"stmdrvel" {
-            let mut class = regex_syntax::hir::ClassUnicode::new([regex_syntax::hir::ClassUnicodeRange::new(
-                char::from(letter),
-                char::from(letter),
-            )]);
+            let mut class =
+                regex_syntax::hir::ClassUnicode::new([regex_syntax::hir::ClassUnicodeRange::new(char::from(letter), char::from(letter))]);
             class.case_fold_simple();
             for r in class.ranges() {
                 for cp in u32::from(r.start())..=u32::from(r.end()) {

@@ -334,14 +334,8 @@ mod tests {
         // (contractions, line breaks after punctuation, runs of 16 and more
         // bytes of one class, white space before letters, punctuation and
         // the end), of every length around the window's.
-        let alphabets: [&[u8]; 6] = [
-            b"aZ0 '\n\r\t/.,:\"{}-",
-            b"abcXYZ  \n",
-            b"ab'sStTmdlrve ",
-            b"12345 ,.\n",
-            b" \t\n\r\x0b\x0c.a",
-            b"aA9 !/\n\r\t\x00\x7f\x1f'",
-        ];
+        let alphabets: [&[u8]; 6] =
+            [b"aZ0 '\n\r\t/.,:\"{}-", b"abcXYZ  \n", b"ab'sStTmdlrve ", b"12345 ,.\n", b" \t\n\r\x0b\x0c.a", b"aA9 !/\n\r\t\x00\x7f\x1f'"];
         let mut seed = 0x2545_F491_4F6C_DD1Du64;
         let mut next = || {
             seed ^= seed << 13;

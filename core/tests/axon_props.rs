@@ -19,8 +19,7 @@ fn json_value() -> impl Strategy<Value = Value> {
     leaf.prop_recursive(3, 24, 4, |inner| {
         prop_oneof![
             proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-            proptest::collection::btree_map("[a-z_]{1,6}", inner, 0..4)
-                .prop_map(|m| Value::Object(m.into_iter().collect())),
+            proptest::collection::btree_map("[a-z_]{1,6}", inner, 0..4).prop_map(|m| Value::Object(m.into_iter().collect())),
         ]
     })
 }

@@ -7,8 +7,7 @@ const FROM: &str = "ed25519.0123456789abcdef0123456789abcdef";
 const TO: &str = "ed25519.fedcba9876543210fedcba9876543210";
 
 fn message(id: &str, kind: &str, payload: &str) -> Vec<u8> {
-    format!(r#"{{"v":1,"id":"{id}","from":"{FROM}","to":"{TO}","ts":1771108000000,"kind":"{kind}","payload":{payload}}}"#)
-        .into_bytes()
+    format!(r#"{{"v":1,"id":"{id}","from":"{FROM}","to":"{TO}","ts":1771108000000,"kind":"{kind}","payload":{payload}}}"#).into_bytes()
 }
 
 #[test]

@@ -144,12 +144,8 @@ fn reply_builders() {
     }
 }
 
-
-
 fn want_str(want: &J, key: &str, saved: &HashMap<String, String>) -> Option<String> {
-    want.get(key)
-        .and_then(J::as_str)
-        .map(|t| saved.iter().fold(t.to_owned(), |acc, (k, v)| acc.replace(&format!("{{{k}}}"), v)))
+    want.get(key).and_then(J::as_str).map(|t| saved.iter().fold(t.to_owned(), |acc, (k, v)| acc.replace(&format!("{{{k}}}"), v)))
 }
 
 #[test]
@@ -167,9 +163,8 @@ fn sessions() {
         }
         let mut session = Session::new(config).unwrap();
         let mut saved: HashMap<String, String> = HashMap::new();
-        let fill = |t: &str, saved: &HashMap<String, String>| {
-            saved.iter().fold(t.to_owned(), |acc, (k, v)| acc.replace(&format!("{{{k}}}"), v))
-        };
+        let fill =
+            |t: &str, saved: &HashMap<String, String>| saved.iter().fold(t.to_owned(), |acc, (k, v)| acc.replace(&format!("{{{k}}}"), v));
         for (i, step) in scenario["steps"].as_array().unwrap().iter().enumerate() {
             let at = format!("{name}, step {i}");
             let want = &step["expect"];

@@ -14,6 +14,15 @@ mod kado_frame_decoder;
 mod kameo_decode;
 #[path = "../../fuzz/bodies/tether_decode.rs"]
 mod tether_decode;
+#[cfg(feature = "tokens")]
+#[path = "../../fuzz/bodies/tokenizer_json.rs"]
+mod tokenizer_json;
+#[cfg(feature = "tokens")]
+#[path = "../../fuzz/bodies/tokens_count.rs"]
+mod tokens_count;
+#[cfg(feature = "tokens")]
+#[path = "../../fuzz/bodies/tokens_long.rs"]
+mod tokens_long;
 #[path = "../../fuzz/bodies/toon_decode.rs"]
 mod toon_decode;
 #[path = "../../fuzz/bodies/toon_encode.rs"]
@@ -22,22 +31,11 @@ mod toon_encode;
 mod toon_events;
 #[path = "../../fuzz/bodies/toon_roundtrip.rs"]
 mod toon_roundtrip;
-#[cfg(feature = "tokens")]
-#[path = "../../fuzz/bodies/tokens_count.rs"]
-mod tokens_count;
-#[cfg(feature = "tokens")]
-#[path = "../../fuzz/bodies/tokens_long.rs"]
-mod tokens_long;
-#[cfg(feature = "tokens")]
-#[path = "../../fuzz/bodies/tokenizer_json.rs"]
-mod tokenizer_json;
 
 fn replay(target: &str, body: fn(&[u8])) {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus-seed").join(target);
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.expect("dir entry").path())
-        .collect();
+    let mut files: Vec<_> =
+        std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())).map(|e| e.expect("dir entry").path()).collect();
     files.sort();
     assert!(!files.is_empty(), "no seeds in {}", dir.display());
     for f in files {

@@ -17,8 +17,7 @@ fn json_value() -> impl Strategy<Value = Value> {
     leaf.prop_recursive(4, 64, 8, |inner| {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..8).prop_map(Value::Array),
-            prop::collection::vec(("[a-z0-9]{0,6}", inner), 0..8)
-                .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+            prop::collection::vec(("[a-z0-9]{0,6}", inner), 0..8).prop_map(|kv| Value::Object(kv.into_iter().collect())),
         ]
     })
 }
@@ -27,9 +26,7 @@ fn num_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
         (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| num_eq(p, q)),
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, p)| y.get(k).is_some_and(|q| num_eq(p, q)))
-        }
+        (Value::Object(x), Value::Object(y)) => x.len() == y.len() && x.iter().all(|(k, p)| y.get(k).is_some_and(|q| num_eq(p, q))),
         _ => a == b,
     }
 }

@@ -3,7 +3,9 @@
 
 mod kameo_common;
 
-use polywire::kameo::{self as pk, msgpack, ActorId, ActorStopReason, PanicError, PanicReason, PeerId, RemoteSendError, SwarmRequest, SwarmResponse, Value};
+use polywire::kameo::{
+    self as pk, msgpack, ActorId, ActorStopReason, PanicError, PanicReason, PeerId, RemoteSendError, SwarmRequest, SwarmResponse, Value,
+};
 use proptest::prelude::*;
 use std::time::Duration;
 
@@ -35,9 +37,7 @@ fn stop_reason() -> impl Strategy<Value = ActorStopReason> {
         Just(ActorStopReason::PeerDisconnected),
         (text(), 0usize..8).prop_map(|(err, r)| ActorStopReason::Panicked(PanicError { err, reason: PanicReason::ALL[r] })),
     ];
-    leaf.prop_recursive(8, 16, 1, |inner| {
-        (actor_id(), inner).prop_map(|(id, r)| ActorStopReason::LinkDied { id, reason: Box::new(r) })
-    })
+    leaf.prop_recursive(8, 16, 1, |inner| (actor_id(), inner).prop_map(|(id, r)| ActorStopReason::LinkDied { id, reason: Box::new(r) }))
 }
 
 fn request() -> impl Strategy<Value = SwarmRequest> {
@@ -54,24 +54,20 @@ fn request() -> impl Strategy<Value = SwarmRequest> {
                 immediate
             }
         ),
-        (actor_id(), text(), text(), payload(), duration(), any::<bool>()).prop_map(
-            |(actor_id, a, m, payload, mt, immediate)| SwarmRequest::Tell {
-                actor_id,
-                actor_remote_id: a,
-                message_remote_id: m,
-                payload,
-                mailbox_timeout: mt,
-                immediate
-            }
-        ),
+        (actor_id(), text(), text(), payload(), duration(), any::<bool>()).prop_map(|(actor_id, a, m, payload, mt, immediate)| {
+            SwarmRequest::Tell { actor_id, actor_remote_id: a, message_remote_id: m, payload, mailbox_timeout: mt, immediate }
+        }),
         (actor_id(), text(), actor_id(), text()).prop_map(|(actor_id, a, sibling_id, s)| SwarmRequest::Link {
             actor_id,
             actor_remote_id: a,
             sibling_id,
             sibling_remote_id: s
         }),
-        (actor_id(), text(), actor_id())
-            .prop_map(|(actor_id, a, sibling_id)| SwarmRequest::Unlink { actor_id, actor_remote_id: a, sibling_id }),
+        (actor_id(), text(), actor_id()).prop_map(|(actor_id, a, sibling_id)| SwarmRequest::Unlink {
+            actor_id,
+            actor_remote_id: a,
+            sibling_id
+        }),
         (actor_id(), actor_id(), text(), stop_reason()).prop_map(|(d, n, r, reason)| SwarmRequest::SignalLinkDied {
             dead_actor_id: d,
             notified_actor_id: n,
@@ -303,10 +299,7 @@ fn deep_inputs_are_refused_without_exhausting_the_stack() {
     assert_eq!(msgpack::pack(&v).unwrap_err().code(), "KAMEO_DEPTH_LIMIT");
     let mut r = Value::str("Killed");
     for _ in 0..300 {
-        r = Value::variant(
-            "LinkDied",
-            Value::map([("id", Value::map([("sequence_id", Value::Int(0))])), ("reason", r)]),
-        );
+        r = Value::variant("LinkDied", Value::map([("id", Value::map([("sequence_id", Value::Int(0))])), ("reason", r)]));
     }
     assert_eq!(pk::stop_reason_from_value(&r, "r").unwrap_err().code(), "KAMEO_DEPTH_LIMIT");
 }

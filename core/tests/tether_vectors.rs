@@ -94,10 +94,7 @@ fn answers() {
     let doc = vectors();
     for v in doc["answers"].as_array().unwrap() {
         let o = opts(v);
-        let answer = Answer {
-            uuid: v["uuid"].as_str().map(|u| Uuid::parse(u).unwrap()),
-            result: typed(&v["result"]).unwrap(),
-        };
+        let answer = Answer { uuid: v["uuid"].as_str().map(|u| Uuid::parse(u).unwrap()), result: typed(&v["result"]).unwrap() };
         let bytes = unhex(v["hex"].as_str().unwrap());
         assert_eq!(tether::decode_answer_with(&bytes, &o).unwrap(), answer, "decode {}", name(v));
         assert_eq!(tether::encode_answer_with(&answer.result, answer.uuid, &o).unwrap(), bytes, "encode {}", name(v));

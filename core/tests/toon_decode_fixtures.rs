@@ -21,9 +21,7 @@ fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
         (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q)),
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
-        }
+        (Value::Object(x), Value::Object(y)) => x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w))),
         _ => a == b,
     }
 }
@@ -44,8 +42,7 @@ fn options(test: &Value) -> DecodeOptions {
 
 #[test]
 fn spec_v4_decode_fixtures() {
-    let doc: Value = serde_json::from_slice(&std::fs::read(SPEC_VECTORS).expect("read vectors/toon_spec.json"))
-        .expect("vectors JSON");
+    let doc: Value = serde_json::from_slice(&std::fs::read(SPEC_VECTORS).expect("read vectors/toon_spec.json")).expect("vectors JSON");
     let mut cases = 0;
     let mut errors = 0;
     let mut changed_seen = 0;
@@ -109,7 +106,12 @@ fn reference_vectors() {
             _ => false,
         };
         if !ok {
-            failures.push(format!("{input:?} strict={} indent={}\n  reference {}\n  got {got:?}", opts.strict, opts.indent, case.get("value").unwrap_or(&case["error"])));
+            failures.push(format!(
+                "{input:?} strict={} indent={}\n  reference {}\n  got {got:?}",
+                opts.strict,
+                opts.indent,
+                case.get("value").unwrap_or(&case["error"])
+            ));
         }
     }
     assert!(failures.is_empty(), "{} of {} vectors differ:\n{}", failures.len(), cases.len(), failures.join("\n"));
@@ -120,16 +122,16 @@ mod round_trip {
     use polywire::json::Builder;
     use polywire::toon::decode::{decode, decode_with, DecodeOptions, ExpandPaths};
     use polywire::toon::encode::{encode_value, EncodeOptions, KeyFolding};
-    use std::vec::Drain;
     use polywire::toon::Delimiter;
     use proptest::prelude::*;
     use serde_json::Value;
+    use std::vec::Drain;
 
     /// Strings and keys full of what TOON must quote or escape.
     fn text() -> impl Strategy<Value = String> {
         let atom = prop::sample::select(vec![
-            "a", "Ada", " ", "x y", ",", "|", "\t", ":", "\"", "\\", "#", "-", "- x", "[", "]", "{", "}", "true", "null",
-            "05", "1e3", "-0", "1.5", "\n", "\r", "\u{1}", "é", "😀", "\u{feff}", "\u{a0}", ".", "0", "",
+            "a", "Ada", " ", "x y", ",", "|", "\t", ":", "\"", "\\", "#", "-", "- x", "[", "]", "{", "}", "true", "null", "05", "1e3",
+            "-0", "1.5", "\n", "\r", "\u{1}", "é", "😀", "\u{feff}", "\u{a0}", ".", "0", "",
         ]);
         prop::collection::vec(atom, 0..4).prop_map(|v| v.concat())
     }
@@ -146,21 +148,24 @@ mod round_trip {
         leaf.prop_recursive(5, 64, 6, |inner| {
             prop_oneof![
                 prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
-                prop::collection::vec((text(), inner.clone()), 0..5)
-                    .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+                prop::collection::vec((text(), inner.clone()), 0..5).prop_map(|kv| Value::Object(kv.into_iter().collect())),
                 // Uniform rows, so that tabular and keyed forms appear.
-                (prop::collection::vec(text(), 1..3), prop::collection::vec(prop::collection::vec(inner, 3), 1..4))
-                    .prop_map(|(keys, rows)| {
+                (prop::collection::vec(text(), 1..3), prop::collection::vec(prop::collection::vec(inner, 3), 1..4)).prop_map(
+                    |(keys, rows)| {
                         let rows: Vec<Value> = rows
                             .into_iter()
                             .map(|r| {
                                 Value::Object(
-                                    keys.iter().cloned().zip(r.into_iter().map(|v| if v.is_object() || v.is_array() { Value::Null } else { v })).collect(),
+                                    keys.iter()
+                                        .cloned()
+                                        .zip(r.into_iter().map(|v| if v.is_object() || v.is_array() { Value::Null } else { v }))
+                                        .collect(),
                                 )
                             })
                             .collect();
                         Value::Array(rows)
-                    }),
+                    }
+                ),
             ]
         })
     }
@@ -294,7 +299,8 @@ fn path_expansion_vectors() {
     let mut failures = Vec::new();
     for case in cases {
         let input = case["input"].as_str().expect("input");
-        let opts = DecodeOptions { strict: case["strict"].as_bool().expect("strict"), expand_paths: ExpandPaths::Safe, ..Default::default() };
+        let opts =
+            DecodeOptions { strict: case["strict"].as_bool().expect("strict"), expand_paths: ExpandPaths::Safe, ..Default::default() };
         let got = decode(input, &opts);
         let ok = match (&got, case.get("value"), case["error"].as_str()) {
             (Ok(v), Some(want), None) => same(v, want),
@@ -302,7 +308,11 @@ fn path_expansion_vectors() {
             _ => false,
         };
         if !ok {
-            failures.push(format!("{input:?} strict={}\n  reference {}\n  got {got:?}", opts.strict, case.get("value").unwrap_or(&case["error"])));
+            failures.push(format!(
+                "{input:?} strict={}\n  reference {}\n  got {got:?}",
+                opts.strict,
+                case.get("value").unwrap_or(&case["error"])
+            ));
         }
     }
     assert!(failures.is_empty(), "{} of {} vectors differ:\n{}", failures.len(), cases.len(), failures.join("\n"));

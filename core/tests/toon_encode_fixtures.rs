@@ -31,8 +31,8 @@ fn options(case: &Value) -> EncodeOptions {
 #[test]
 fn encode_fixtures_byte_equal() {
     // The JSON layer parses numbers exactly as JSON.parse does.
-    let doc = json::parse(&std::fs::read(SPEC_VECTORS).expect("read vectors/toon_spec.json"), ParseOptions::default())
-        .expect("parse vectors");
+    let doc =
+        json::parse(&std::fs::read(SPEC_VECTORS).expect("read vectors/toon_spec.json"), ParseOptions::default()).expect("parse vectors");
     let mut total = 0;
     let mut failures = Vec::new();
     for case in doc["encode"].as_array().expect("encode cases") {
@@ -41,10 +41,9 @@ fn encode_fixtures_byte_equal() {
         let expected = case["expected"].as_str().expect("expected string");
         match encode_value(&case["input"], &options(case)) {
             Ok(got) if got == expected => {}
-            Ok(got) => failures.push(format!(
-                "{}: {name}\n  expected: {expected:?}\n  got:      {got:?}",
-                case["file"].as_str().unwrap_or("?")
-            )),
+            Ok(got) => {
+                failures.push(format!("{}: {name}\n  expected: {expected:?}\n  got:      {got:?}", case["file"].as_str().unwrap_or("?")))
+            }
             Err(e) => failures.push(format!("{name}: error {e:?}")),
         }
     }
@@ -62,8 +61,8 @@ fn encode_vectors_byte_equal() {
     assert!(cases.len() >= 200, "expected the vector set, found {} cases", cases.len());
     let mut failures = Vec::new();
     for (i, case) in cases.iter().enumerate() {
-        let input = json::parse(case["input_json"].as_str().expect("input_json").as_bytes(), ParseOptions::default())
-            .expect("input parses");
+        let input =
+            json::parse(case["input_json"].as_str().expect("input_json").as_bytes(), ParseOptions::default()).expect("input parses");
         let o = &case["options"];
         let mut opts = EncodeOptions {
             delimiter: o["delimiter"].as_str().and_then(|d| d.chars().next()).and_then(Delimiter::from_char).expect("delimiter"),

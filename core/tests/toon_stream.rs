@@ -92,7 +92,11 @@ fn disagreement(text: &str, opts: &DecodeOptions, rng: &mut Rng) -> Option<Strin
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
-        if seed % 5 == 0 { (seed >> 9) as usize % 300 } else { (seed >> 9) as usize % 11 + 1 }
+        if seed % 5 == 0 {
+            (seed >> 9) as usize % 300
+        } else {
+            (seed >> 9) as usize % 11 + 1
+        }
     };
     let mut one = || 1;
     for (mode, got) in [
@@ -172,11 +176,7 @@ fn value(rng: &mut Rng, depth: usize) -> Value {
         0 => Value::Array((0..rng.below(5)).map(|_| leaf(rng)).collect()),
         1 => {
             let keys: Vec<String> = (0..rng.below(4) + 1).map(|i| format!("f{i}")).collect();
-            Value::Array(
-                (0..rng.below(6))
-                    .map(|_| Value::Object(keys.iter().map(|k| (k.clone(), leaf(rng))).collect()))
-                    .collect(),
-            )
+            Value::Array((0..rng.below(6)).map(|_| Value::Object(keys.iter().map(|k| (k.clone(), leaf(rng))).collect())).collect())
         }
         2 => Value::Array((0..rng.below(4)).map(|_| value(rng, depth + 1)).collect()),
         _ => Value::Object((0..rng.below(5)).map(|i| (format!("{}{i}", strings[rng.below(3)]), value(rng, depth + 1))).collect()),

@@ -63,7 +63,10 @@ pub fn toon_events(data: &[u8]) {
     let mut all = Vec::new();
     let whole = decode_events(text, &opts, Input::Whole, &mut |e| all.push(format!("{e:?}")));
     let value = decode(text, &opts);
-    assert_eq!(whole.as_ref().err().map(|e| (e.code(), e.line(), e.column())), value.as_ref().err().map(|e| (e.code(), e.line(), e.column())));
+    assert_eq!(
+        whole.as_ref().err().map(|e| (e.code(), e.line(), e.column())),
+        value.as_ref().err().map(|e| (e.code(), e.line(), e.column()))
+    );
     let lines: Vec<&str> = text.split('\n').collect();
     let cut = usize::from(flags >> 3) % lines.len() + 1;
     let mut some = 0usize;

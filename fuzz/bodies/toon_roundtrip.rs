@@ -24,9 +24,49 @@ use serde_json::{Map, Number, Value};
 
 /// Pieces of strings and keys: each alone or glued to others.
 const PIECES: &[&str] = &[
-    "", " ", "a", "B", "x1", "_y", "true", "false", "null", "-", "-1", "0", "05", "1.5", "1e5", "-0", ".5", "1.", ",",
-    "|", "\t", ":", "\"", "\\", "[", "]", "{", "}", "#", "\n", "\r", "é", "😀", "a b", "- ", "[3]", "\u{1}", "\u{7f}",
-    "=", "'", "a.b", "x\u{2028}y", "  ",
+    "",
+    " ",
+    "a",
+    "B",
+    "x1",
+    "_y",
+    "true",
+    "false",
+    "null",
+    "-",
+    "-1",
+    "0",
+    "05",
+    "1.5",
+    "1e5",
+    "-0",
+    ".5",
+    "1.",
+    ",",
+    "|",
+    "\t",
+    ":",
+    "\"",
+    "\\",
+    "[",
+    "]",
+    "{",
+    "}",
+    "#",
+    "\n",
+    "\r",
+    "é",
+    "😀",
+    "a b",
+    "- ",
+    "[3]",
+    "\u{1}",
+    "\u{7f}",
+    "=",
+    "'",
+    "a.b",
+    "x\u{2028}y",
+    "  ",
 ];
 
 struct Gen<'a> {
@@ -157,9 +197,7 @@ fn same(a: &Value, b: &Value) -> bool {
             _ => x.as_f64() == y.as_f64(),
         },
         (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q)),
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
-        }
+        (Value::Object(x), Value::Object(y)) => x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w))),
         _ => a == b,
     }
 }

@@ -80,11 +80,7 @@ fn main() {
     time("model -> Value", wire.len(), || {
         black_box(pk::request_to_value(black_box(&req)));
     });
-    println!(
-        "  encode: hand-written / serde = {:.2}; decode: hand-written / serde = {:.2}",
-        hand_enc / serde_enc,
-        hand_dec / serde_dec
-    );
+    println!("  encode: hand-written / serde = {:.2}; decode: hand-written / serde = {:.2}", hand_enc / serde_enc, hand_dec / serde_dec);
 
     let resp = pk::decode_response(&resp_wire).unwrap();
     assert_eq!(pk::paths::encode_response_handwritten(&resp), resp_wire);
@@ -107,11 +103,7 @@ fn main() {
     time("  kameo's own type through cbor4ii", resp_wire.len(), || {
         black_box(cbor4ii::serde::from_slice::<KResp>(black_box(&resp_wire)).unwrap());
     });
-    println!(
-        "  encode: hand-written / serde = {:.2}; decode: hand-written / serde = {:.2}",
-        hand_enc / serde_enc,
-        hand_dec / serde_dec
-    );
+    println!("  encode: hand-written / serde = {:.2}; decode: hand-written / serde = {:.2}", hand_enc / serde_enc, hand_dec / serde_dec);
 
     let doc = serde_json::json!({"id": 7, "name": "counter", "tags": ["a", "b", "c"], "score": 0.5,
         "items": (0..20).map(|i| serde_json::json!({"k": i, "v": format!("value {i}"), "ok": i % 2 == 0})).collect::<Vec<_>>()});

@@ -134,10 +134,7 @@ async fn asks_and_tells_kameo_actors() {
     // The wrong actor type for the id.
     let wrong = RemoteActor::new(&counter.actor_id(), "polywire.test.Other").expect("ref");
     match bounded(peer.ask(&wrong, "get", pack(json!(null)), opts)).await {
-        Err(PeerError::Send(e)) => assert!(
-            matches!(e, RemoteSendError::UnknownMessage { .. } | RemoteSendError::BadActorType),
-            "{e:?}"
-        ),
+        Err(PeerError::Send(e)) => assert!(matches!(e, RemoteSendError::UnknownMessage { .. } | RemoteSendError::BadActorType), "{e:?}"),
         other => panic!("expected an error, got {other:?}"),
     }
 
@@ -155,8 +152,8 @@ async fn asks_and_tells_kameo_actors() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kameo_asks_an_actor_the_peer_hosts() {
     let mut node = KameoNode::start();
-    let (peer, mut inbound) = Peer::start(PeerConfig { bootstrap: vec![node.addr.clone()], ..PeerConfig::default() })
-        .expect("the peer starts");
+    let (peer, mut inbound) =
+        Peer::start(PeerConfig { bootstrap: vec![node.addr.clone()], ..PeerConfig::default() }).expect("the peer starts");
     let me = bounded(peer.register("rust_side", "polywire.test.Peerside")).await.expect("register");
     assert_eq!(me.peer_id(), Some(peer.peer_id()));
 
@@ -179,10 +176,7 @@ async fn kameo_asks_an_actor_the_peer_hosts() {
                 }
                 (other, true) => {
                     let actor_remote_id = req.actor_remote_id.clone();
-                    req.respond(Err(RemoteSendError::UnknownMessage {
-                        actor_remote_id,
-                        message_remote_id: other.to_owned(),
-                    }))
+                    req.respond(Err(RemoteSendError::UnknownMessage { actor_remote_id, message_remote_id: other.to_owned() }))
                 }
             }
         }
@@ -213,11 +207,7 @@ async fn faults_fail_and_never_hang() {
     let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = closed.local_addr().expect("addr").port();
     drop(closed);
-    let (peer, _inbound) = Peer::start(PeerConfig {
-        dial_timeout: Duration::from_secs(2),
-        ..PeerConfig::default()
-    })
-    .expect("starts");
+    let (peer, _inbound) = Peer::start(PeerConfig { dial_timeout: Duration::from_secs(2), ..PeerConfig::default() }).expect("starts");
     let started = Instant::now();
     let err = bounded(peer.dial(&format!("/ip4/127.0.0.1/tcp/{port}"))).await.expect_err("nobody listens");
     assert_eq!(err.code(), "KAMEO_DIAL_FAILURE");
@@ -295,11 +285,21 @@ impl libp2p::request_response::Codec for RawCodec {
         futures::AsyncReadExt::read_to_end(io, &mut v).await?;
         Ok(v)
     }
-    async fn write_request<T: futures::AsyncWrite + Unpin + Send>(&mut self, _: &Self::Protocol, io: &mut T, req: Vec<u8>) -> std::io::Result<()> {
+    async fn write_request<T: futures::AsyncWrite + Unpin + Send>(
+        &mut self,
+        _: &Self::Protocol,
+        io: &mut T,
+        req: Vec<u8>,
+    ) -> std::io::Result<()> {
         futures::AsyncWriteExt::write_all(io, &req).await?;
         futures::AsyncWriteExt::close(io).await
     }
-    async fn write_response<T: futures::AsyncWrite + Unpin + Send>(&mut self, _: &Self::Protocol, io: &mut T, res: Vec<u8>) -> std::io::Result<()> {
+    async fn write_response<T: futures::AsyncWrite + Unpin + Send>(
+        &mut self,
+        _: &Self::Protocol,
+        io: &mut T,
+        res: Vec<u8>,
+    ) -> std::io::Result<()> {
         futures::AsyncWriteExt::write_all(io, &res).await?;
         futures::AsyncWriteExt::close(io).await
     }
@@ -410,12 +410,9 @@ async fn quic_to_a_kameo_node() {
     let ready = lines.recv_timeout(WAIT).expect("READY");
     let addr = ready.split(' ').nth(2).expect("address").to_owned();
     assert!(addr.contains("/quic-v1/"), "{addr}");
-    let (peer, _inbound) = Peer::start(PeerConfig {
-        listen: vec!["/ip4/127.0.0.1/udp/0/quic-v1".into()],
-        bootstrap: vec![addr],
-        ..PeerConfig::default()
-    })
-    .expect("starts over QUIC");
+    let (peer, _inbound) =
+        Peer::start(PeerConfig { listen: vec!["/ip4/127.0.0.1/udp/0/quic-v1".into()], bootstrap: vec![addr], ..PeerConfig::default() })
+            .expect("starts over QUIC");
     assert!(peer.listen_addrs()[0].contains("/quic-v1/"));
     let counter = bounded(peer.lookup("counter")).await.expect("lookup").expect("found");
     let n = bounded(peer.ask(&counter, "inc", pack(json!({"amount": 3})), SendOptions::default())).await.expect("inc");

@@ -36,7 +36,10 @@
 //! lengths against the table and the text, nesting depth), so malformed
 //! arrays give `TOON_PACKED`, never a panic or an allocation ahead of data.
 
-use super::{create_string, encode_options, json_too_deep, make_string, read_latin1, read_utf16, slice, utf16_push_utf8, utf16_to_utf8, with_scratch, Arena, ArenaDoc, ArenaVal, Key, Node, Span, TABLE_UNREAD};
+use super::{
+    create_string, encode_options, json_too_deep, make_string, read_latin1, read_utf16, slice, utf16_push_utf8, utf16_to_utf8,
+    with_scratch, Arena, ArenaDoc, ArenaVal, Key, Node, Span, TABLE_UNREAD,
+};
 use crate::errors::{invalid_arg, IntoNapi, Result};
 use napi::bindgen_prelude::*;
 use napi::sys;
@@ -287,7 +290,19 @@ fn rewind(marks: Marks, table: &mut KeyTable, arena: &mut Arena) {
 /// Reads all the ops into the arena (arrays of rows as tables, written with
 /// the arena's table delimiter, when `tables`); the root's id.
 fn read_packed(p: &Packed<'_>, tables: bool, table: &mut KeyTable, arena: &mut Arena) -> Result<usize> {
-    let mut r = PackReader { ops: p.ops, pos: 0, text: p.text, text_len: p.text_len, at: 0, ascii: p.ascii, wide: p.wide, wide_at: 0, tables, table, arena };
+    let mut r = PackReader {
+        ops: p.ops,
+        pos: 0,
+        text: p.text,
+        text_len: p.text_len,
+        at: 0,
+        ascii: p.ascii,
+        wide: p.wide,
+        wide_at: 0,
+        tables,
+        table,
+        arena,
+    };
     let root = r.value(0, true).napi()?;
     if !(r.pos == p.ops.len() && r.at == r.text_len && r.wide_at == r.wide.len()) {
         return Err(malformed(p.ops.len(), "data left over")).napi();
@@ -857,7 +872,14 @@ impl PackReader<'_> {
     /// The cells of a row after the first, written from its ops: an object
     /// of `count` entries whose keys are `shape`'s from `*at` on; false when
     /// it does not have that shape.
-    fn row_cells(&mut self, shape: &[(usize, usize)], at: &mut usize, count: usize, cells: &CellWriter, first: &mut bool) -> polywire::Result<bool> {
+    fn row_cells(
+        &mut self,
+        shape: &[(usize, usize)],
+        at: &mut usize,
+        count: usize,
+        cells: &CellWriter,
+        first: &mut bool,
+    ) -> polywire::Result<bool> {
         let (_, tag, payload) = self.next_op()?;
         if tag != P_OBJ || payload != count {
             return Ok(false);
@@ -974,13 +996,18 @@ impl PackReader<'_> {
 ///
 /// SAFETY: the pointer is into the array's buffer, which JavaScript cannot
 /// touch while this synchronous call runs; it must not be used after.
-pub(super) unsafe fn typed_array_raw<T>(env: sys::napi_env, v: sys::napi_value, want: sys::napi_typedarray_type) -> Result<(*mut T, usize)> {
+pub(super) unsafe fn typed_array_raw<T>(
+    env: sys::napi_env,
+    v: sys::napi_value,
+    want: sys::napi_typedarray_type,
+) -> Result<(*mut T, usize)> {
     let mut kind = 0;
     let mut n = 0usize;
     let mut data = std::ptr::null_mut();
     let mut buffer = std::ptr::null_mut();
     let mut offset = 0usize;
-    if sys::napi_get_typedarray_info(env, v, &mut kind, &mut n, &mut data, &mut buffer, &mut offset) != sys::Status::napi_ok || kind != want {
+    if sys::napi_get_typedarray_info(env, v, &mut kind, &mut n, &mut data, &mut buffer, &mut offset) != sys::Status::napi_ok || kind != want
+    {
         return Err(invalid_arg("TOON_INVALID_ARGUMENT", "expected the packed value's typed arrays".into()));
     }
     Ok((if n == 0 { std::ptr::NonNull::dangling().as_ptr() } else { data as *mut T }, n))
@@ -997,4 +1024,3 @@ unsafe fn typed_array<'a, T>(env: sys::napi_env, v: sys::napi_value, want: sys::
     }
     Ok(std::slice::from_raw_parts(data, len))
 }
-

@@ -31,7 +31,9 @@
 //! (its side failed after a call), the table starts over and the result
 //! says so (`HEAD_RESET`).
 
-use super::pack::{typed_array_raw, with_state, KEY_CAP, P_ARR, P_FALSE, P_KEY, P_KEY_NEW, P_KEY_TEXT, P_NULL, P_NUM, P_OBJ, P_SHIFT, P_STR, P_TRUE};
+use super::pack::{
+    typed_array_raw, with_state, KEY_CAP, P_ARR, P_FALSE, P_KEY, P_KEY_NEW, P_KEY_TEXT, P_NULL, P_NUM, P_OBJ, P_SHIFT, P_STR, P_TRUE,
+};
 use super::{decode_options, literal_in_json, make_string, read_string, LiteralInJson};
 use crate::errors::{invalid_arg, IntoNapi, Result};
 use napi::bindgen_prelude::*;
@@ -434,7 +436,12 @@ impl PackDecoder {
 
     /// Lets go of buffers a large document made large.
     fn let_go(&mut self) {
-        if self.ops.capacity() > KEEP || self.nums.capacity() > KEEP || self.text.capacity() > KEEP * 4 || self.joined.capacity() > KEEP * 4 || self.open.capacity() > KEEP {
+        if self.ops.capacity() > KEEP
+            || self.nums.capacity() > KEEP
+            || self.text.capacity() > KEEP * 4
+            || self.joined.capacity() > KEEP * 4
+            || self.open.capacity() > KEEP
+        {
             *self = PackDecoder { ids: std::mem::take(&mut self.ids), names: std::mem::take(&mut self.names), ..PackDecoder::default() };
         }
     }

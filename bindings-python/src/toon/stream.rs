@@ -62,7 +62,14 @@ impl StreamDecoder {
         let mut failure: Option<PyErr> = None;
         let r = if let Ok(s) = data.cast::<PyString>() {
             let Some(text) = (unsafe { utf8(s.as_ptr()) }) else {
-                return self.fail(py, out, to_pyerr(py, Error::new(Format::Toon, "TOON_INVALID_UTF8", "the text holds an unpaired surrogate (expected valid Unicode text)")));
+                return self.fail(
+                    py,
+                    out,
+                    to_pyerr(
+                        py,
+                        Error::new(Format::Toon, "TOON_INVALID_UTF8", "the text holds an unpaired surrogate (expected valid Unicode text)"),
+                    ),
+                );
             };
             // (A character begun by bytes fed before is left incomplete.)
             let mut rest = String::new();
@@ -70,7 +77,10 @@ impl StreamDecoder {
                 Err(offset) => Err(utf8_error(offset)),
                 Ok(()) => self.inner.feed(text, &mut |e| push(&mut b, &out, &e, &mut failure)),
             }
-        } else if data.is_instance_of::<PyBytes>() || data.is_instance_of::<pyo3::types::PyByteArray>() || data.is_instance_of::<pyo3::types::PyMemoryView>() {
+        } else if data.is_instance_of::<PyBytes>()
+            || data.is_instance_of::<pyo3::types::PyByteArray>()
+            || data.is_instance_of::<pyo3::types::PyMemoryView>()
+        {
             let mut text = std::mem::take(&mut self.text);
             text.clear();
             let bad = crate::buffer::with_bytes_in(ARG, "data", data, |bytes| Ok(self.utf8.decode(bytes, false, &mut text)))?;
@@ -92,7 +102,14 @@ impl StreamDecoder {
         };
         let out = PyList::empty(py);
         let Some(text) = (unsafe { utf8(s.as_ptr()) }) else {
-            return self.fail(py, out, to_pyerr(py, Error::new(Format::Toon, "TOON_INVALID_UTF8", "the line holds an unpaired surrogate (expected valid Unicode text)")));
+            return self.fail(
+                py,
+                out,
+                to_pyerr(
+                    py,
+                    Error::new(Format::Toon, "TOON_INVALID_UTF8", "the line holds an unpaired surrogate (expected valid Unicode text)"),
+                ),
+            );
         };
         let mut b = PyBuilder::new(py, Format::Toon);
         let mut failure = None;
@@ -152,7 +169,13 @@ impl StreamDecoder {
         Err(e)
     }
 
-    fn done<'py>(&mut self, py: Python<'py>, out: Bound<'py, PyList>, r: polywire::Result<()>, failure: Option<PyErr>) -> PyResult<Bound<'py, PyList>> {
+    fn done<'py>(
+        &mut self,
+        py: Python<'py>,
+        out: Bound<'py, PyList>,
+        r: polywire::Result<()>,
+        failure: Option<PyErr>,
+    ) -> PyResult<Bound<'py, PyList>> {
         if let Some(e) = failure {
             // (Making an event's object failed: out of memory.)
             return Err(e);
@@ -229,4 +252,3 @@ fn number<'py>(b: &mut PyBuilder<'py>, text: &str, integer: bool, value: f64) ->
         Err(e) => Err(e.into_pyerr(py)),
     }
 }
-

@@ -350,8 +350,7 @@ pub fn encode(env: &Envelope) -> Result<Vec<u8>> {
         Some(r) => Some(parse_uuid(r).map_err(|e| invalid(format!("ref: {e}")))?),
         None => None,
     };
-    let payload: &RawValue =
-        serde_json::from_str(&env.payload).map_err(|e| serde_error(e, env.payload.as_bytes()).shifted(0))?;
+    let payload: &RawValue = serde_json::from_str(&env.payload).map_err(|e| serde_error(e, env.payload.as_bytes()).shifted(0))?;
     let mut out = Vec::with_capacity(env.payload.len() + env.kind.len() + 100);
     out.extend_from_slice(b"{\"id\":\"");
     out.extend_from_slice(uuid_text(&id).as_bytes());
@@ -402,10 +401,7 @@ mod tests {
         assert_eq!(msg(decode(b"").unwrap_err()), "EOF while parsing a value");
         assert_eq!(msg(decode(b"this is not json{{{").unwrap_err()), "expected ident");
         assert_eq!(msg(decode(br#"{"id":"550e8400-e29b-41d4-a716-446655440000"}"#).unwrap_err()), "missing field `kind`");
-        assert_eq!(
-            msg(decode(br#"{"id":"550e8400-e29b-41d4-a716-446655440000","kind":123,"payload":{}}"#).unwrap_err()),
-            "expected value"
-        );
+        assert_eq!(msg(decode(br#"{"id":"550e8400-e29b-41d4-a716-446655440000","kind":123,"payload":{}}"#).unwrap_err()), "expected value");
         let dup = decode(format!(r#"{{"id":"{ID}","id":"{ID}","kind":"message","payload":{{}}}}"#).as_bytes());
         assert_eq!(msg(dup.unwrap_err()), "duplicate field `id`");
         assert!(decode(format!(r#"{{"id":"{ID}","kind":"message","payload":{{}},"from":5}}"#).as_bytes()).is_err());
@@ -442,11 +438,20 @@ mod tests {
         let req = request(&p);
         assert_eq!(parse_uuid(&req.id).unwrap()[6] >> 4, 4);
         let bytes = encode(&req).unwrap();
-        assert_eq!(String::from_utf8(bytes.clone()).unwrap(), format!(r#"{{"id":"{}","kind":"request","payload":{{"question":"hello"}}}}"#, req.id));
+        assert_eq!(
+            String::from_utf8(bytes.clone()).unwrap(),
+            format!(r#"{{"id":"{}","kind":"request","payload":{{"question":"hello"}}}}"#, req.id)
+        );
         assert_eq!(decode(&bytes).unwrap(), req);
         let err = error_to(&req, "unhandled", "no", false);
         let text = String::from_utf8(encode(&err).unwrap()).unwrap();
-        assert!(text.ends_with(&format!(r#","kind":"error","ref":"{}","payload":{{"code":"unhandled","message":"no","retryable":false}}}}"#, req.id)), "{text}");
+        assert!(
+            text.ends_with(&format!(
+                r#","kind":"error","ref":"{}","payload":{{"code":"unhandled","message":"no","retryable":false}}}}"#,
+                req.id
+            )),
+            "{text}"
+        );
         assert_eq!(response_to(&req, &p).ref_id.as_deref(), Some(req.id.as_str()));
         let bad = Envelope { payload: "{".into(), ..req.clone() };
         assert!(encode(&bad).is_err());

@@ -108,9 +108,9 @@ pub fn parse_key_file(raw: &[u8], path: &Path) -> Result<[u8; 32]> {
         ))
     })?;
     let n = bytes.len();
-    bytes.try_into().map_err(|_| {
-        invalid(format!("invalid identity.key length at {}: expected 32 decoded bytes, got {n}. {AGAIN}", path.display()))
-    })
+    bytes
+        .try_into()
+        .map_err(|_| invalid(format!("invalid identity.key length at {}: expected 32 decoded bytes, got {n}. {AGAIN}", path.display())))
 }
 
 /// The agent id of a 32-byte Ed25519 public key.
@@ -163,19 +163,15 @@ pub fn token(public_key: &[u8; 32], addr: &str) -> Result<String> {
 
 /// Decode an enrollment token with upstream's rules and messages.
 pub fn parse_token(token: &str) -> Result<PeerToken> {
-    let rest = token
-        .strip_prefix(TOKEN_PREFIX)
-        .ok_or_else(|| invalid(format!("peer token must start with '{TOKEN_PREFIX}'")))?;
-    let (key, addr) =
-        rest.split_once('@').ok_or_else(|| invalid("peer token must contain '@' between pubkey and addr"))?;
+    let rest = token.strip_prefix(TOKEN_PREFIX).ok_or_else(|| invalid(format!("peer token must start with '{TOKEN_PREFIX}'")))?;
+    let (key, addr) = rest.split_once('@').ok_or_else(|| invalid("peer token must contain '@' between pubkey and addr"))?;
     if key.is_empty() {
         return Err(invalid("peer token pubkey segment is empty"));
     }
     check_addr(addr)?;
     let bytes = URL_SAFE_NO_PAD.decode(key).map_err(|_| invalid("peer token pubkey is not valid base64url"))?;
     let n = bytes.len();
-    let public_key: [u8; 32] =
-        bytes.try_into().map_err(|_| invalid(format!("peer token pubkey must decode to 32 bytes, got {n}")))?;
+    let public_key: [u8; 32] = bytes.try_into().map_err(|_| invalid(format!("peer token pubkey must decode to 32 bytes, got {n}")))?;
     Ok(PeerToken { agent_id: agent_id_of(&public_key), public_key, addr: addr.trim().to_owned() })
 }
 

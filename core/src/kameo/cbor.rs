@@ -149,11 +149,7 @@ impl<'a> Reader<'a> {
     }
 
     fn eof(&self, what: &str, want: usize) -> Error {
-        self.error_at(
-            self.pos,
-            "KAMEO_EOF",
-            format!("expected {what}: {want} more byte(s) needed, {} left", self.input.len() - self.pos),
-        )
+        self.error_at(self.pos, "KAMEO_EOF", format!("expected {what}: {want} more byte(s) needed, {} left", self.input.len() - self.pos))
     }
 
     fn mismatch(&self, at: usize, what: &str, byte: u8) -> Error {
@@ -188,11 +184,7 @@ impl<'a> Reader<'a> {
     /// `Read::step_in`: spend one level of the depth budget.
     pub(crate) fn step_in(&mut self) -> Result<()> {
         if self.depth_left == 0 {
-            return Err(self.error_at(
-                self.pos,
-                "KAMEO_DEPTH_LIMIT",
-                format!("expected at most {MAX_DEPTH} levels of nesting"),
-            ));
+            return Err(self.error_at(self.pos, "KAMEO_DEPTH_LIMIT", format!("expected at most {MAX_DEPTH} levels of nesting")));
         }
         self.depth_left -= 1;
         Ok(())

@@ -41,10 +41,7 @@ impl PeerId {
     /// `PeerId::from_multihash(Multihash::wrap(code, digest))`.
     pub fn from_multihash(code: u64, digest: &[u8]) -> Result<PeerId> {
         if digest.len() > MAX_DIGEST_LENGTH {
-            return Err(err(
-                "KAMEO_INVALID_PEER_ID",
-                format!("expected a multihash digest of at most 64 bytes, got {}", digest.len()),
-            ));
+            return Err(err("KAMEO_INVALID_PEER_ID", format!("expected a multihash digest of at most 64 bytes, got {}", digest.len())));
         }
         match code {
             MULTIHASH_SHA2_256 => {}
@@ -52,10 +49,7 @@ impl PeerId {
             MULTIHASH_IDENTITY => {
                 return Err(err(
                     "KAMEO_INVALID_PEER_ID",
-                    format!(
-                        "expected an identity multihash of at most 42 bytes, got {}",
-                        digest.len()
-                    ),
+                    format!("expected an identity multihash of at most 42 bytes, got {}", digest.len()),
                 ))
             }
             _ => {
@@ -79,19 +73,11 @@ impl PeerId {
         let code = read_varint(data, &mut pos)?;
         let size = read_varint(data, &mut pos)?;
         if size > MAX_DIGEST_LENGTH as u64 {
-            return Err(err(
-                "KAMEO_INVALID_PEER_ID",
-                format!("expected a multihash digest size of at most 64, got {size}"),
-            )
-            .at(pos));
+            return Err(err("KAMEO_INVALID_PEER_ID", format!("expected a multihash digest size of at most 64, got {size}")).at(pos));
         }
         let size = size as usize;
         let digest = data.get(pos..pos + size).ok_or_else(|| {
-            err(
-                "KAMEO_INVALID_PEER_ID",
-                format!("expected a {size}-byte multihash digest, got {}", data.len() - pos),
-            )
-            .at(pos)
+            err("KAMEO_INVALID_PEER_ID", format!("expected a {size}-byte multihash digest, got {}", data.len() - pos)).at(pos)
         })?;
         if pos + size != data.len() {
             return Err(err(
@@ -237,16 +223,9 @@ impl ActorId {
     /// here (kameo 0.22.2 panics on it); exactly 8 is an id without a peer.
     pub fn from_bytes(bytes: &[u8]) -> Result<ActorId> {
         let Some((seq, rest)) = bytes.split_first_chunk::<8>() else {
-            return Err(err(
-                "KAMEO_ACTOR_ID_TOO_SHORT",
-                format!("expected an ActorId of at least 8 bytes, got {}", bytes.len()),
-            ));
+            return Err(err("KAMEO_ACTOR_ID_TOO_SHORT", format!("expected an ActorId of at least 8 bytes, got {}", bytes.len())));
         };
-        let peer_id = if rest.is_empty() {
-            None
-        } else {
-            Some(PeerId::from_bytes(rest).map_err(|e| e.shifted(8))?)
-        };
+        let peer_id = if rest.is_empty() { None } else { Some(PeerId::from_bytes(rest).map_err(|e| e.shifted(8))?) };
         Ok(ActorId { sequence_id: u64::from_le_bytes(*seq), peer_id })
     }
 }
@@ -320,9 +299,10 @@ pub fn base58_decode(text: &str) -> Result<Vec<u8>> {
     let zeros = text.bytes().take_while(|&c| c == b'1').count();
     let mut bytes: Vec<u8> = Vec::with_capacity(text.len());
     for (i, c) in text.char_indices() {
-        let value = ALPHABET.iter().position(|&a| a as char == c).ok_or_else(|| {
-            err("KAMEO_INVALID_BASE58", format!("expected a base58 character, found {c:?}")).at(i)
-        })?;
+        let value = ALPHABET
+            .iter()
+            .position(|&a| a as char == c)
+            .ok_or_else(|| err("KAMEO_INVALID_BASE58", format!("expected a base58 character, found {c:?}")).at(i))?;
         let mut carry = value as u32;
         for b in bytes.iter_mut() {
             carry += u32::from(*b) * 58;

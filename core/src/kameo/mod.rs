@@ -38,8 +38,8 @@ pub use cbor::MAX_DEPTH;
 pub use ids::{ActorId, PeerId};
 pub use model::{ActorStopReason, PanicError, PanicReason, RemoteSendError, SwarmRequest, SwarmResponse};
 pub use value::{
-    actor_id_from_value, actor_id_to_value, peer_id_from_value, request_from_value, request_to_value,
-    response_from_value, response_to_value, stop_reason_from_value, stop_reason_to_value, Value, MAX_VALUE_DEPTH,
+    actor_id_from_value, actor_id_to_value, peer_id_from_value, request_from_value, request_to_value, response_from_value,
+    response_to_value, stop_reason_from_value, stop_reason_to_value, Value, MAX_VALUE_DEPTH,
 };
 
 use crate::error::{Error, Format, Result};
@@ -248,9 +248,8 @@ impl ActorRegistration {
             .at(1));
         };
         let actor_id = ActorId::from_bytes(id).map_err(|e| e.shifted(1))?;
-        let remote_id = std::str::from_utf8(remote_id).map_err(|e| {
-            err("KAMEO_INVALID_UTF8", "expected the remote id in valid UTF-8").at(1 + id_len + e.valid_up_to())
-        })?;
+        let remote_id = std::str::from_utf8(remote_id)
+            .map_err(|e| err("KAMEO_INVALID_UTF8", "expected the remote id in valid UTF-8").at(1 + id_len + e.valid_up_to()))?;
         Ok(ActorRegistration { actor_id, remote_id: remote_id.to_owned() })
     }
 }
@@ -306,12 +305,8 @@ pub fn remote_message_id(
     impl_generics: &str,
 ) -> String {
     let strip = |s: &str| s.replace(' ', "");
-    let text = format!(
-        "{crate_name}::{crate_major}::{module_path}::{}::{}{}",
-        strip(message_type),
-        strip(actor_type),
-        strip(impl_generics)
-    );
+    let text =
+        format!("{crate_name}::{crate_major}::{module_path}::{}::{}{}", strip(message_type), strip(actor_type), strip(impl_generics));
     format!("{:x}", fnv1a_64(text.as_bytes()))
 }
 
@@ -335,14 +330,8 @@ mod tests {
         assert_eq!(fnv1a_64(b"a"), 0xaf63dc4c8601ec8c);
         assert_eq!(fnv1a_64(b"foobar"), 0x85944171f73967e8);
         assert_eq!(remote_actor_id("my_app::actors", "Counter"), "my_app::actors::Counter");
-        assert_eq!(
-            remote_message_id("app", 0, "app", "Vec < u8 >", "A", ""),
-            remote_message_id("app", 0, "app", "Vec<u8>", "A", "")
-        );
-        assert_eq!(
-            remote_message_id("app", 1, "app::m", "Inc", "Counter", ""),
-            format!("{:x}", fnv1a_64(b"app::1::app::m::Inc::Counter"))
-        );
+        assert_eq!(remote_message_id("app", 0, "app", "Vec < u8 >", "A", ""), remote_message_id("app", 0, "app", "Vec<u8>", "A", ""));
+        assert_eq!(remote_message_id("app", 1, "app::m", "Inc", "Counter", ""), format!("{:x}", fnv1a_64(b"app::1::app::m::Inc::Counter")));
     }
 
     #[test]
@@ -358,14 +347,40 @@ mod tests {
         };
         let b = encode_request(&req);
         let expected = [
-            "a1", "63", "41736b", "a7", // {"Ask": {7 fields
-            "68", "6163746f725f6964", "48", "0100000000000000", // actor_id: bytes(8)
-            "6f", "6163746f725f72656d6f74655f6964", "61", "61", // actor_remote_id: "a"
-            "71", "6d6573736167655f72656d6f74655f6964", "61", "6d", // message_remote_id: "m"
-            "67", "7061796c6f6164", "82", "01", "18c8", // payload: [1, 200]
-            "6f", "6d61696c626f785f74696d656f7574", "a2", "6473656373", "01", "656e616e6f73", "05",
-            "6d", "7265706c795f74696d656f7574", "f6", // reply_timeout: null
-            "69", "696d6d656469617465", "f5", // immediate: true
+            "a1",
+            "63",
+            "41736b",
+            "a7", // {"Ask": {7 fields
+            "68",
+            "6163746f725f6964",
+            "48",
+            "0100000000000000", // actor_id: bytes(8)
+            "6f",
+            "6163746f725f72656d6f74655f6964",
+            "61",
+            "61", // actor_remote_id: "a"
+            "71",
+            "6d6573736167655f72656d6f74655f6964",
+            "61",
+            "6d", // message_remote_id: "m"
+            "67",
+            "7061796c6f6164",
+            "82",
+            "01",
+            "18c8", // payload: [1, 200]
+            "6f",
+            "6d61696c626f785f74696d656f7574",
+            "a2",
+            "6473656373",
+            "01",
+            "656e616e6f73",
+            "05",
+            "6d",
+            "7265706c795f74696d656f7574",
+            "f6", // reply_timeout: null
+            "69",
+            "696d6d656469617465",
+            "f5", // immediate: true
         ]
         .concat();
         assert_eq!(hex(&b), expected);

@@ -45,12 +45,7 @@ pub enum SwarmRequest {
     /// Unlink two actors.
     Unlink { actor_id: ActorId, actor_remote_id: String, sibling_id: ActorId },
     /// A linked actor died.
-    SignalLinkDied {
-        dead_actor_id: ActorId,
-        notified_actor_id: ActorId,
-        notified_actor_remote_id: String,
-        stop_reason: ActorStopReason,
-    },
+    SignalLinkDied { dead_actor_id: ActorId, notified_actor_id: ActorId, notified_actor_remote_id: String, stop_reason: ActorStopReason },
 }
 
 impl SwarmRequest {
@@ -276,15 +271,7 @@ fn write_opt_duration(w: &mut Writer, d: &Option<Duration>) {
 
 pub(crate) fn write_request(w: &mut Writer, req: &SwarmRequest) {
     match req {
-        SwarmRequest::Ask {
-            actor_id,
-            actor_remote_id,
-            message_remote_id,
-            payload,
-            mailbox_timeout,
-            reply_timeout,
-            immediate,
-        } => {
+        SwarmRequest::Ask { actor_id, actor_remote_id, message_remote_id, payload, mailbox_timeout, reply_timeout, immediate } => {
             w.variant("Ask");
             w.map(7);
             w.text("actor_id");
@@ -476,11 +463,7 @@ pub(crate) fn write_response(w: &mut Writer, resp: &SwarmResponse) {
 // ================================================================ decoding
 
 fn unknown_variant(r: &Reader<'_>, at: usize, ty: &str, name: &str, expected: &[&str]) -> crate::Error {
-    r.error_at(
-        at,
-        "KAMEO_UNKNOWN_VARIANT",
-        format!("unknown {ty} variant {name:?}, expected one of {}", expected.join(", ")),
-    )
+    r.error_at(at, "KAMEO_UNKNOWN_VARIANT", format!("unknown {ty} variant {name:?}, expected one of {}", expected.join(", ")))
 }
 
 /// serde-derive's `visit_map` for a struct (`deserialize_struct` is
@@ -600,17 +583,9 @@ fn read_opt_duration(r: &mut Reader<'_>) -> Result<Option<Duration>> {
 }
 
 const REQUEST_VARIANTS: &[&str] = &["Ask", "Tell", "Link", "Unlink", "SignalLinkDied"];
-const ASK_FIELDS: &[&str] = &[
-    "actor_id",
-    "actor_remote_id",
-    "message_remote_id",
-    "payload",
-    "mailbox_timeout",
-    "reply_timeout",
-    "immediate",
-];
-const TELL_FIELDS: &[&str] =
-    &["actor_id", "actor_remote_id", "message_remote_id", "payload", "mailbox_timeout", "immediate"];
+const ASK_FIELDS: &[&str] =
+    &["actor_id", "actor_remote_id", "message_remote_id", "payload", "mailbox_timeout", "reply_timeout", "immediate"];
+const TELL_FIELDS: &[&str] = &["actor_id", "actor_remote_id", "message_remote_id", "payload", "mailbox_timeout", "immediate"];
 const LINK_FIELDS: &[&str] = &["actor_id", "actor_remote_id", "sibling_id", "sibling_remote_id"];
 const UNLINK_FIELDS: &[&str] = &["actor_id", "actor_remote_id", "sibling_id"];
 const SIGNAL_FIELDS: &[&str] = &["dead_actor_id", "notified_actor_id", "notified_actor_remote_id", "stop_reason"];
@@ -705,8 +680,7 @@ pub(crate) fn read_request(r: &mut Reader<'_>) -> Result<SwarmRequest> {
     Ok(req)
 }
 
-const STOP_REASON_VARIANTS: &[&str] =
-    &["Normal", "SupervisorRestart", "Killed", "Panicked", "LinkDied", "PeerDisconnected"];
+const STOP_REASON_VARIANTS: &[&str] = &["Normal", "SupervisorRestart", "Killed", "Panicked", "LinkDied", "PeerDisconnected"];
 const PANIC_REASON_VARIANTS: &[&str] =
     &["HandlerPanic", "OnMessage", "OnStart", "OnPanic", "OnLinkDied", "OnStop", "OnUndelivered", "Next"];
 
@@ -731,10 +705,7 @@ pub(crate) fn read_stop_reason(r: &mut Reader<'_>) -> Result<ActorStopReason> {
                 }
                 Ok(())
             })?;
-            ActorStopReason::LinkDied {
-                id: required(r, at, id, ty, "id")?,
-                reason: Box::new(required(r, at, inner, ty, "reason")?),
-            }
+            ActorStopReason::LinkDied { id: required(r, at, id, ty, "id")?, reason: Box::new(required(r, at, inner, ty, "reason")?) }
         }
         other => return Err(unknown_variant(r, name_at, "ActorStopReason", other, STOP_REASON_VARIANTS)),
     };
@@ -754,17 +725,13 @@ fn read_panic_error(r: &mut Reader<'_>) -> Result<PanicError> {
         }
         Ok(())
     })?;
-    Ok(PanicError {
-        err: required(r, at, err, "PanicError", "err")?,
-        reason: required(r, at, reason, "PanicError", "reason")?,
-    })
+    Ok(PanicError { err: required(r, at, err, "PanicError", "err")?, reason: required(r, at, reason, "PanicError", "reason")? })
 }
 
 fn read_panic_reason(r: &mut Reader<'_>) -> Result<PanicReason> {
     r.step_in()?;
     let (name_at, name) = r.variant("a PanicReason variant")?;
-    let reason = PanicReason::from_name(&name)
-        .ok_or_else(|| unknown_variant(r, name_at, "PanicReason", &name, PANIC_REASON_VARIANTS))?;
+    let reason = PanicReason::from_name(&name).ok_or_else(|| unknown_variant(r, name_at, "PanicReason", &name, PANIC_REASON_VARIANTS))?;
     r.step_out();
     Ok(reason)
 }
@@ -790,10 +757,7 @@ const SEND_ERROR_VARIANTS: &[&str] = &[
     "UnsupportedProtocols",
 ];
 
-fn read_send_error<E>(
-    r: &mut Reader<'_>,
-    read_e: fn(&mut Reader<'_>) -> Result<E>,
-) -> Result<RemoteSendError<E>> {
+fn read_send_error<E>(r: &mut Reader<'_>, read_e: fn(&mut Reader<'_>) -> Result<E>) -> Result<RemoteSendError<E>> {
     r.step_in()?;
     let (name_at, name) = r.variant("a RemoteSendError variant")?;
     let at = r.pos;

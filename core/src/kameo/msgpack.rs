@@ -84,10 +84,7 @@ pub fn write_int(out: &mut Vec<u8>, v: i128) -> Result<()> {
     } else if let Ok(i) = i64::try_from(v) {
         write_sint(out, i);
     } else {
-        return Err(err(
-            "KAMEO_MSGPACK_INTEGER_RANGE",
-            format!("expected an integer in -2^63..=2^64-1, got {v}"),
-        ));
+        return Err(err("KAMEO_MSGPACK_INTEGER_RANGE", format!("expected an integer in -2^63..=2^64-1, got {v}")));
     }
     Ok(())
 }
@@ -194,10 +191,7 @@ fn pack_into(out: &mut Vec<u8>, v: &Value, depth: usize) -> Result<()> {
 
 fn check_depth(depth: usize) -> Result<()> {
     if depth >= MAX_VALUE_DEPTH {
-        return Err(err(
-            "KAMEO_DEPTH_LIMIT",
-            format!("expected at most {MAX_VALUE_DEPTH} nested arrays/maps"),
-        ));
+        return Err(err("KAMEO_DEPTH_LIMIT", format!("expected at most {MAX_VALUE_DEPTH} nested arrays/maps")));
     }
     Ok(())
 }
@@ -211,11 +205,7 @@ struct Unpacker<'a> {
 
 impl<'a> Unpacker<'a> {
     fn eof(&self, what: &str, want: usize) -> Error {
-        err(
-            "KAMEO_MSGPACK_EOF",
-            format!("expected {what}: {want} byte(s) needed, {} left", self.input.len() - self.pos),
-        )
-        .at(self.pos)
+        err("KAMEO_MSGPACK_EOF", format!("expected {what}: {want} byte(s) needed, {} left", self.input.len() - self.pos)).at(self.pos)
     }
 
     fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8]> {
@@ -258,11 +248,7 @@ impl<'a> Unpacker<'a> {
                 Value::Bytes(self.take(n, "bin data")?.to_vec())
             }
             0xC7..=0xC9 | 0xD4..=0xD8 => {
-                return Err(err(
-                    "KAMEO_MSGPACK_EXT",
-                    format!("MessagePack extension type (marker {marker:#04x}) is not supported"),
-                )
-                .at(at))
+                return Err(err("KAMEO_MSGPACK_EXT", format!("MessagePack extension type (marker {marker:#04x}) is not supported")).at(at))
             }
             0xCA => Value::F32(f32::from_be_bytes(self.array("a float 32")?)),
             0xCB => Value::F64(f64::from_be_bytes(self.array("a float 64")?)),

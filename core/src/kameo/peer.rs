@@ -225,9 +225,7 @@ fn from_kameo<E, F>(e: KameoSendError<E>, handler: impl FnOnce(E) -> F) -> Resul
     Ok(match e {
         KameoSendError::ActorNotRunning => RemoteSendError::ActorNotRunning,
         KameoSendError::ActorStopped => RemoteSendError::ActorStopped,
-        KameoSendError::UnknownActor { actor_remote_id } => {
-            RemoteSendError::UnknownActor { actor_remote_id: actor_remote_id.into_owned() }
-        }
+        KameoSendError::UnknownActor { actor_remote_id } => RemoteSendError::UnknownActor { actor_remote_id: actor_remote_id.into_owned() },
         KameoSendError::UnknownMessage { actor_remote_id, message_remote_id } => RemoteSendError::UnknownMessage {
             actor_remote_id: actor_remote_id.into_owned(),
             message_remote_id: message_remote_id.into_owned(),
@@ -263,9 +261,7 @@ fn to_kameo_with<E>(e: RemoteSendError<Vec<u8>>, handler: impl FnOnce(Vec<u8>) -
     match e {
         RemoteSendError::ActorNotRunning => KameoSendError::ActorNotRunning,
         RemoteSendError::ActorStopped => KameoSendError::ActorStopped,
-        RemoteSendError::UnknownActor { actor_remote_id } => {
-            KameoSendError::UnknownActor { actor_remote_id: Cow::Owned(actor_remote_id) }
-        }
+        RemoteSendError::UnknownActor { actor_remote_id } => KameoSendError::UnknownActor { actor_remote_id: Cow::Owned(actor_remote_id) },
         RemoteSendError::UnknownMessage { actor_remote_id, message_remote_id } => KameoSendError::UnknownMessage {
             actor_remote_id: Cow::Owned(actor_remote_id),
             message_remote_id: Cow::Owned(message_remote_id),
@@ -341,8 +337,8 @@ impl RemoteActor {
 
     /// A reference to an actor known by id (e.g. from a previous lookup).
     pub fn new(actor_id: &ids::ActorId, remote_id: impl Into<String>) -> Result<RemoteActor, PeerError> {
-        let actor_id = KameoActorId::from_bytes(&actor_id.to_bytes())
-            .map_err(|e| PeerError::InvalidArgument(format!("not an actor id: {e}")))?;
+        let actor_id =
+            KameoActorId::from_bytes(&actor_id.to_bytes()).map_err(|e| PeerError::InvalidArgument(format!("not an actor id: {e}")))?;
         Ok(RemoteActor { actor_id, remote_id: remote_id.into() })
     }
 }
@@ -404,7 +400,11 @@ enum Command {
     Dial(Multiaddr, oneshot::Sender<Result<(), PeerError>>),
     DialTimedOut(ConnectionId),
     Lookup(String, mpsc::UnboundedSender<Result<RemoteActor, PeerError>>),
-    Register { name: String, remote_id: String, reply: oneshot::Sender<Result<RemoteActor, PeerError>> },
+    Register {
+        name: String,
+        remote_id: String,
+        reply: oneshot::Sender<Result<RemoteActor, PeerError>>,
+    },
     Unregister(String, oneshot::Sender<bool>),
     Ask {
         target: RemoteActor,
@@ -470,8 +470,9 @@ impl Peer {
             .map(|a| a.parse::<Multiaddr>().map_err(|e| PeerError::InvalidArgument(format!("bootstrap address {a:?}: {e}"))))
             .collect::<Result<Vec<_>, _>>()?;
         let keypair = match config.keypair_seed {
-            Some(seed) => identity::Keypair::ed25519_from_bytes(seed)
-                .map_err(|e| PeerError::InvalidArgument(format!("keypair seed: {e}")))?,
+            Some(seed) => {
+                identity::Keypair::ed25519_from_bytes(seed).map_err(|e| PeerError::InvalidArgument(format!("keypair seed: {e}")))?
+            }
             None => identity::Keypair::generate_ed25519(),
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -518,7 +519,8 @@ impl Peer {
                 return Err(PeerError::Start("the node's thread ended".into()));
             }
         };
-        let inner = PeerInner { commands: cmd_tx, peer_id, listen_addrs, thread: Mutex::new(Some(thread)), runtime: Mutex::new(Some(handle)) };
+        let inner =
+            PeerInner { commands: cmd_tx, peer_id, listen_addrs, thread: Mutex::new(Some(thread)), runtime: Mutex::new(Some(handle)) };
         Ok((Peer { inner: Arc::new(inner) }, inbound_rx))
     }
 
@@ -554,13 +556,10 @@ impl Peer {
 
     /// Dial a peer (a multiaddr, with `/p2p/<peer id>` or without).
     pub fn dial(&self, addr: &str) -> impl std::future::Future<Output = Result<(), PeerError>> + Send + 'static {
-        let sent = addr
-            .parse::<Multiaddr>()
-            .map_err(|e| PeerError::InvalidArgument(format!("address {addr:?}: {e}")))
-            .and_then(|addr| {
-                let (tx, rx) = oneshot::channel();
-                self.send(Command::Dial(addr, tx)).map(|()| rx)
-            });
+        let sent = addr.parse::<Multiaddr>().map_err(|e| PeerError::InvalidArgument(format!("address {addr:?}: {e}"))).and_then(|addr| {
+            let (tx, rx) = oneshot::channel();
+            self.send(Command::Dial(addr, tx)).map(|()| rx)
+        });
         async move { sent?.await.map_err(|_| PeerError::Closed)? }
     }
 
@@ -777,11 +776,7 @@ impl Node {
             .with_quic()
             .with_behaviour(|key| {
                 let local = key.public().to_peer_id();
-                let mdns = if mdns_on {
-                    Some(mdns::tokio::Behaviour::new(mdns::Config::default(), local)?)
-                } else {
-                    None
-                };
+                let mdns = if mdns_on { Some(mdns::tokio::Behaviour::new(mdns::Config::default(), local)?) } else { None };
                 Ok(Behaviour {
                     // kameo's messaging behaviour's codec and limits, from its
                     // own config (`messaging::Behaviour::new` does the same).
@@ -1244,22 +1239,14 @@ impl Node {
 
     fn on_request(&mut self, request: SwarmRequest, channel: request_response::ResponseChannel<SwarmResponse>) {
         match request {
-            SwarmRequest::Ask {
-                actor_id,
-                actor_remote_id,
-                message_remote_id,
-                payload,
-                mailbox_timeout,
-                reply_timeout,
-                immediate,
-            } => {
+            SwarmRequest::Ask { actor_id, actor_remote_id, message_remote_id, payload, mailbox_timeout, reply_timeout, immediate } => {
                 let options = SendOptions { mailbox_timeout, reply_timeout, immediate };
                 match self.deliver(&actor_id, &actor_remote_id, message_remote_id.into_owned(), payload, options, true) {
                     Err(e) => self.respond_now(channel, SwarmResponse::Ask(Err(to_kameo(e)))),
                     Ok(None) => self.respond_now(channel, SwarmResponse::Ask(Err(KameoSendError::ActorStopped))),
-                    Ok(Some(answer)) => self.responses.push(
-                        async move { (channel, SwarmResponse::Ask(answer.await.map_err(to_kameo))) }.boxed(),
-                    ),
+                    Ok(Some(answer)) => {
+                        self.responses.push(async move { (channel, SwarmResponse::Ask(answer.await.map_err(to_kameo))) }.boxed())
+                    }
                 }
             }
             SwarmRequest::Tell { actor_id, actor_remote_id, message_remote_id, payload, mailbox_timeout, immediate } => {
@@ -1271,9 +1258,7 @@ impl Node {
                 self.respond_now(channel, SwarmResponse::Tell(result));
             }
             SwarmRequest::Link { .. } => self.respond_now(channel, SwarmResponse::Link(Err(KameoSendError::ActorNotRunning))),
-            SwarmRequest::Unlink { .. } => {
-                self.respond_now(channel, SwarmResponse::Unlink(Err(KameoSendError::ActorNotRunning)))
-            }
+            SwarmRequest::Unlink { .. } => self.respond_now(channel, SwarmResponse::Unlink(Err(KameoSendError::ActorNotRunning))),
             SwarmRequest::SignalLinkDied { .. } => {
                 self.respond_now(channel, SwarmResponse::SignalLinkDied(Err(KameoSendError::ActorNotRunning)))
             }

@@ -150,48 +150,37 @@ pub fn actor_id_to_value(id: &ActorId) -> Value {
 fn duration_to_value(d: &Option<Duration>) -> Value {
     match d {
         None => Value::Nil,
-        Some(d) => Value::map([
-            ("secs", Value::from(d.as_secs())),
-            ("nanos", Value::from(u64::from(d.subsec_nanos()))),
-        ]),
+        Some(d) => Value::map([("secs", Value::from(d.as_secs())), ("nanos", Value::from(u64::from(d.subsec_nanos())))]),
     }
 }
 
 pub fn request_to_value(req: &SwarmRequest) -> Value {
     match req {
-        SwarmRequest::Ask {
-            actor_id,
-            actor_remote_id,
-            message_remote_id,
-            payload,
-            mailbox_timeout,
-            reply_timeout,
-            immediate,
-        } => Value::variant(
-            "Ask",
-            Value::map([
-                ("actor_id", actor_id_to_value(actor_id)),
-                ("actor_remote_id", Value::str(actor_remote_id)),
-                ("message_remote_id", Value::str(message_remote_id)),
-                ("payload", Value::Bytes(payload.clone())),
-                ("mailbox_timeout", duration_to_value(mailbox_timeout)),
-                ("reply_timeout", duration_to_value(reply_timeout)),
-                ("immediate", Value::Bool(*immediate)),
-            ]),
-        ),
-        SwarmRequest::Tell { actor_id, actor_remote_id, message_remote_id, payload, mailbox_timeout, immediate } => {
+        SwarmRequest::Ask { actor_id, actor_remote_id, message_remote_id, payload, mailbox_timeout, reply_timeout, immediate } => {
             Value::variant(
-                "Tell",
+                "Ask",
                 Value::map([
                     ("actor_id", actor_id_to_value(actor_id)),
                     ("actor_remote_id", Value::str(actor_remote_id)),
                     ("message_remote_id", Value::str(message_remote_id)),
                     ("payload", Value::Bytes(payload.clone())),
                     ("mailbox_timeout", duration_to_value(mailbox_timeout)),
+                    ("reply_timeout", duration_to_value(reply_timeout)),
                     ("immediate", Value::Bool(*immediate)),
                 ]),
             )
         }
+        SwarmRequest::Tell { actor_id, actor_remote_id, message_remote_id, payload, mailbox_timeout, immediate } => Value::variant(
+            "Tell",
+            Value::map([
+                ("actor_id", actor_id_to_value(actor_id)),
+                ("actor_remote_id", Value::str(actor_remote_id)),
+                ("message_remote_id", Value::str(message_remote_id)),
+                ("payload", Value::Bytes(payload.clone())),
+                ("mailbox_timeout", duration_to_value(mailbox_timeout)),
+                ("immediate", Value::Bool(*immediate)),
+            ]),
+        ),
         SwarmRequest::Link { actor_id, actor_remote_id, sibling_id, sibling_remote_id } => Value::variant(
             "Link",
             Value::map([
@@ -209,17 +198,15 @@ pub fn request_to_value(req: &SwarmRequest) -> Value {
                 ("sibling_id", actor_id_to_value(sibling_id)),
             ]),
         ),
-        SwarmRequest::SignalLinkDied { dead_actor_id, notified_actor_id, notified_actor_remote_id, stop_reason } => {
-            Value::variant(
-                "SignalLinkDied",
-                Value::map([
-                    ("dead_actor_id", actor_id_to_value(dead_actor_id)),
-                    ("notified_actor_id", actor_id_to_value(notified_actor_id)),
-                    ("notified_actor_remote_id", Value::str(notified_actor_remote_id)),
-                    ("stop_reason", stop_reason_to_value(stop_reason)),
-                ]),
-            )
-        }
+        SwarmRequest::SignalLinkDied { dead_actor_id, notified_actor_id, notified_actor_remote_id, stop_reason } => Value::variant(
+            "SignalLinkDied",
+            Value::map([
+                ("dead_actor_id", actor_id_to_value(dead_actor_id)),
+                ("notified_actor_id", actor_id_to_value(notified_actor_id)),
+                ("notified_actor_remote_id", Value::str(notified_actor_remote_id)),
+                ("stop_reason", stop_reason_to_value(stop_reason)),
+            ]),
+        ),
     }
 }
 
@@ -229,14 +216,12 @@ pub fn stop_reason_to_value(reason: &ActorStopReason) -> Value {
         ActorStopReason::SupervisorRestart => Value::str("SupervisorRestart"),
         ActorStopReason::Killed => Value::str("Killed"),
         ActorStopReason::PeerDisconnected => Value::str("PeerDisconnected"),
-        ActorStopReason::Panicked(p) => Value::variant(
-            "Panicked",
-            Value::map([("err", Value::str(&p.err)), ("reason", Value::str(p.reason.name()))]),
-        ),
-        ActorStopReason::LinkDied { id, reason } => Value::variant(
-            "LinkDied",
-            Value::map([("id", actor_id_to_value(id)), ("reason", stop_reason_to_value(reason))]),
-        ),
+        ActorStopReason::Panicked(p) => {
+            Value::variant("Panicked", Value::map([("err", Value::str(&p.err)), ("reason", Value::str(p.reason.name()))]))
+        }
+        ActorStopReason::LinkDied { id, reason } => {
+            Value::variant("LinkDied", Value::map([("id", actor_id_to_value(id)), ("reason", stop_reason_to_value(reason))]))
+        }
     }
 }
 
@@ -248,10 +233,7 @@ fn send_error_to_value<E>(e: &RemoteSendError<E>, e_to_value: fn(&E) -> Value) -
         }
         RemoteSendError::UnknownMessage { actor_remote_id, message_remote_id } => Value::variant(
             name,
-            Value::map([
-                ("actor_remote_id", Value::str(actor_remote_id)),
-                ("message_remote_id", Value::str(message_remote_id)),
-            ]),
+            Value::map([("actor_remote_id", Value::str(actor_remote_id)), ("message_remote_id", Value::str(message_remote_id))]),
         ),
         RemoteSendError::HandlerError(inner) => Value::variant(name, e_to_value(inner)),
         RemoteSendError::SerializeMessage(s)
@@ -292,9 +274,7 @@ pub fn response_to_value(resp: &SwarmResponse) -> Value {
         SwarmResponse::Link(r) => Value::variant("Link", unit_result_to_value(r)),
         SwarmResponse::Unlink(r) => Value::variant("Unlink", unit_result_to_value(r)),
         SwarmResponse::SignalLinkDied(r) => Value::variant("SignalLinkDied", unit_result_to_value(r)),
-        SwarmResponse::OutboundFailure(e) => {
-            Value::variant("OutboundFailure", send_error_to_value(e, infallible_to_value))
-        }
+        SwarmResponse::OutboundFailure(e) => Value::variant("OutboundFailure", send_error_to_value(e, infallible_to_value)),
     }
 }
 
@@ -424,15 +404,7 @@ pub fn request_from_value(v: &Value) -> Result<SwarmRequest> {
             let [aid, arid, mrid, payload, mt, rt, imm] = fields(
                 body,
                 path,
-                [
-                    "actor_id",
-                    "actor_remote_id",
-                    "message_remote_id",
-                    "payload",
-                    "mailbox_timeout",
-                    "reply_timeout",
-                    "immediate",
-                ],
+                ["actor_id", "actor_remote_id", "message_remote_id", "payload", "mailbox_timeout", "reply_timeout", "immediate"],
             )?;
             Ok(SwarmRequest::Ask {
                 actor_id: actor_id_from_value(need(aid, path, "actor_id")?, &join(path, "actor_id"))?,
@@ -446,11 +418,8 @@ pub fn request_from_value(v: &Value) -> Result<SwarmRequest> {
         }
         "Tell" => {
             let body = content(inner, path, name)?;
-            let [aid, arid, mrid, payload, mt, imm] = fields(
-                body,
-                path,
-                ["actor_id", "actor_remote_id", "message_remote_id", "payload", "mailbox_timeout", "immediate"],
-            )?;
+            let [aid, arid, mrid, payload, mt, imm] =
+                fields(body, path, ["actor_id", "actor_remote_id", "message_remote_id", "payload", "mailbox_timeout", "immediate"])?;
             Ok(SwarmRequest::Tell {
                 actor_id: actor_id_from_value(need(aid, path, "actor_id")?, &join(path, "actor_id"))?,
                 actor_remote_id: string(need(arid, path, "actor_remote_id")?, &join(path, "actor_remote_id"))?,
@@ -462,8 +431,7 @@ pub fn request_from_value(v: &Value) -> Result<SwarmRequest> {
         }
         "Link" => {
             let body = content(inner, path, name)?;
-            let [aid, arid, sid, srid] =
-                fields(body, path, ["actor_id", "actor_remote_id", "sibling_id", "sibling_remote_id"])?;
+            let [aid, arid, sid, srid] = fields(body, path, ["actor_id", "actor_remote_id", "sibling_id", "sibling_remote_id"])?;
             Ok(SwarmRequest::Link {
                 actor_id: actor_id_from_value(need(aid, path, "actor_id")?, &join(path, "actor_id"))?,
                 actor_remote_id: string(need(arid, path, "actor_remote_id")?, &join(path, "actor_remote_id"))?,
@@ -482,28 +450,18 @@ pub fn request_from_value(v: &Value) -> Result<SwarmRequest> {
         }
         "SignalLinkDied" => {
             let body = content(inner, path, name)?;
-            let [dead, notified, nrid, reason] = fields(
-                body,
-                path,
-                ["dead_actor_id", "notified_actor_id", "notified_actor_remote_id", "stop_reason"],
-            )?;
+            let [dead, notified, nrid, reason] =
+                fields(body, path, ["dead_actor_id", "notified_actor_id", "notified_actor_remote_id", "stop_reason"])?;
             Ok(SwarmRequest::SignalLinkDied {
                 dead_actor_id: actor_id_from_value(need(dead, path, "dead_actor_id")?, &join(path, "dead_actor_id"))?,
-                notified_actor_id: actor_id_from_value(
-                    need(notified, path, "notified_actor_id")?,
-                    &join(path, "notified_actor_id"),
-                )?,
-                notified_actor_remote_id: string(
-                    need(nrid, path, "notified_actor_remote_id")?,
-                    &join(path, "notified_actor_remote_id"),
-                )?,
+                notified_actor_id: actor_id_from_value(need(notified, path, "notified_actor_id")?, &join(path, "notified_actor_id"))?,
+                notified_actor_remote_id: string(need(nrid, path, "notified_actor_remote_id")?, &join(path, "notified_actor_remote_id"))?,
                 stop_reason: stop_reason_from_value(need(reason, path, "stop_reason")?, &join(path, "stop_reason"))?,
             })
         }
-        other => Err(invalid(
-            "request",
-            format!("unknown SwarmRequest variant {other:?}, expected Ask, Tell, Link, Unlink or SignalLinkDied"),
-        )),
+        other => {
+            Err(invalid("request", format!("unknown SwarmRequest variant {other:?}, expected Ask, Tell, Link, Unlink or SignalLinkDied")))
+        }
     }
 }
 
@@ -528,12 +486,8 @@ fn stop_reason_at_depth(v: &Value, path: &str, depth: usize) -> Result<ActorStop
             let rpath = join(&path, "reason");
             let (rname, rinner) = variant(need(reason, &path, "reason")?, &rpath, "PanicReason")?;
             no_content(rinner, &rpath, rname)?;
-            let reason = PanicReason::from_name(rname)
-                .ok_or_else(|| invalid(&rpath, format!("unknown PanicReason {rname:?}")))?;
-            Ok(ActorStopReason::Panicked(PanicError {
-                err: string(need(e, &path, "err")?, &join(&path, "err"))?,
-                reason,
-            }))
+            let reason = PanicReason::from_name(rname).ok_or_else(|| invalid(&rpath, format!("unknown PanicReason {rname:?}")))?;
+            Ok(ActorStopReason::Panicked(PanicError { err: string(need(e, &path, "err")?, &join(&path, "err"))?, reason }))
         }
         "LinkDied" => {
             let path = join(path, "LinkDied");
@@ -547,11 +501,7 @@ fn stop_reason_at_depth(v: &Value, path: &str, depth: usize) -> Result<ActorStop
     }
 }
 
-fn send_error_from_value<E>(
-    v: &Value,
-    path: &str,
-    e_from_value: fn(&Value, &str) -> Result<E>,
-) -> Result<RemoteSendError<E>> {
+fn send_error_from_value<E>(v: &Value, path: &str, e_from_value: fn(&Value, &str) -> Result<E>) -> Result<RemoteSendError<E>> {
     let (name, inner) = variant(v, path, "RemoteSendError")?;
     if let Some(unit) = RemoteSendError::unit_from_name(name) {
         no_content(inner, path, name)?;
@@ -615,9 +565,7 @@ pub fn response_from_value(v: &Value) -> Result<SwarmResponse> {
         "Link" => Ok(SwarmResponse::Link(unit_result_from_value(body()?, path)?)),
         "Unlink" => Ok(SwarmResponse::Unlink(unit_result_from_value(body()?, path)?)),
         "SignalLinkDied" => Ok(SwarmResponse::SignalLinkDied(unit_result_from_value(body()?, path)?)),
-        "OutboundFailure" => {
-            Ok(SwarmResponse::OutboundFailure(send_error_from_value(body()?, path, infallible_from_value)?))
-        }
+        "OutboundFailure" => Ok(SwarmResponse::OutboundFailure(send_error_from_value(body()?, path, infallible_from_value)?)),
         other => Err(invalid(
             "response",
             format!("unknown SwarmResponse variant {other:?}, expected Ask, Tell, Link, Unlink, SignalLinkDied or OutboundFailure"),

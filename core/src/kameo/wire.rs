@@ -352,23 +352,17 @@ fn b(bytes: &[u8]) -> Cow<'_, [u8]> {
 
 pub(crate) fn request(req: &model::SwarmRequest) -> SwarmRequest<'_> {
     match req {
-        model::SwarmRequest::Ask {
-            actor_id,
-            actor_remote_id,
-            message_remote_id,
-            payload,
-            mailbox_timeout,
-            reply_timeout,
-            immediate,
-        } => SwarmRequest::Ask {
-            actor_id: id(actor_id),
-            actor_remote_id: s(actor_remote_id),
-            message_remote_id: s(message_remote_id),
-            payload: b(payload),
-            mailbox_timeout: *mailbox_timeout,
-            reply_timeout: *reply_timeout,
-            immediate: *immediate,
-        },
+        model::SwarmRequest::Ask { actor_id, actor_remote_id, message_remote_id, payload, mailbox_timeout, reply_timeout, immediate } => {
+            SwarmRequest::Ask {
+                actor_id: id(actor_id),
+                actor_remote_id: s(actor_remote_id),
+                message_remote_id: s(message_remote_id),
+                payload: b(payload),
+                mailbox_timeout: *mailbox_timeout,
+                reply_timeout: *reply_timeout,
+                immediate: *immediate,
+            }
+        }
         model::SwarmRequest::Tell { actor_id, actor_remote_id, message_remote_id, payload, mailbox_timeout, immediate } => {
             SwarmRequest::Tell {
                 actor_id: id(actor_id),
@@ -385,11 +379,9 @@ pub(crate) fn request(req: &model::SwarmRequest) -> SwarmRequest<'_> {
             sibling_id: id(sibling_id),
             sibling_remote_id: s(sibling_remote_id),
         },
-        model::SwarmRequest::Unlink { actor_id, actor_remote_id, sibling_id } => SwarmRequest::Unlink {
-            actor_id: id(actor_id),
-            actor_remote_id: s(actor_remote_id),
-            sibling_id: id(sibling_id),
-        },
+        model::SwarmRequest::Unlink { actor_id, actor_remote_id, sibling_id } => {
+            SwarmRequest::Unlink { actor_id: id(actor_id), actor_remote_id: s(actor_remote_id), sibling_id: id(sibling_id) }
+        }
         model::SwarmRequest::SignalLinkDied { dead_actor_id, notified_actor_id, notified_actor_remote_id, stop_reason } => {
             SwarmRequest::SignalLinkDied {
                 dead_actor_id: id(dead_actor_id),
@@ -419,9 +411,7 @@ fn stop_reason_ref(reason: &model::ActorStopReason) -> ActorStopReason<'_> {
         model::ActorStopReason::Normal => ActorStopReason::Normal,
         model::ActorStopReason::SupervisorRestart => ActorStopReason::SupervisorRestart,
         model::ActorStopReason::Killed => ActorStopReason::Killed,
-        model::ActorStopReason::Panicked(p) => {
-            ActorStopReason::Panicked(PanicError { err: s(&p.err), reason: panic_reason(p.reason) })
-        }
+        model::ActorStopReason::Panicked(p) => ActorStopReason::Panicked(PanicError { err: s(&p.err), reason: panic_reason(p.reason) }),
         model::ActorStopReason::LinkDied { id: dead, reason } => {
             ActorStopReason::LinkDied { id: id(dead), reason: Box::new(stop_reason_ref(reason)) }
         }
@@ -499,23 +489,17 @@ fn owned(text: Cow<'_, str>) -> String {
 
 pub(crate) fn into_request(req: SwarmRequest<'_>) -> model::SwarmRequest {
     match req {
-        SwarmRequest::Ask {
-            actor_id,
-            actor_remote_id,
-            message_remote_id,
-            payload,
-            mailbox_timeout,
-            reply_timeout,
-            immediate,
-        } => model::SwarmRequest::Ask {
-            actor_id: owned_id(actor_id),
-            actor_remote_id: owned(actor_remote_id),
-            message_remote_id: owned(message_remote_id),
-            payload: payload.into_owned(),
-            mailbox_timeout,
-            reply_timeout,
-            immediate,
-        },
+        SwarmRequest::Ask { actor_id, actor_remote_id, message_remote_id, payload, mailbox_timeout, reply_timeout, immediate } => {
+            model::SwarmRequest::Ask {
+                actor_id: owned_id(actor_id),
+                actor_remote_id: owned(actor_remote_id),
+                message_remote_id: owned(message_remote_id),
+                payload: payload.into_owned(),
+                mailbox_timeout,
+                reply_timeout,
+                immediate,
+            }
+        }
         SwarmRequest::Tell { actor_id, actor_remote_id, message_remote_id, payload, mailbox_timeout, immediate } => {
             model::SwarmRequest::Tell {
                 actor_id: owned_id(actor_id),
@@ -568,10 +552,9 @@ fn into_stop_reason(reason: ActorStopReason<'_>) -> model::ActorStopReason {
         ActorStopReason::Normal => model::ActorStopReason::Normal,
         ActorStopReason::SupervisorRestart => model::ActorStopReason::SupervisorRestart,
         ActorStopReason::Killed => model::ActorStopReason::Killed,
-        ActorStopReason::Panicked(p) => model::ActorStopReason::Panicked(model::PanicError {
-            err: owned(p.err),
-            reason: into_panic_reason(p.reason),
-        }),
+        ActorStopReason::Panicked(p) => {
+            model::ActorStopReason::Panicked(model::PanicError { err: owned(p.err), reason: into_panic_reason(p.reason) })
+        }
         ActorStopReason::LinkDied { id, reason } => {
             model::ActorStopReason::LinkDied { id: owned_id(id), reason: Box::new(into_stop_reason(*reason)) }
         }

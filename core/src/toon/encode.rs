@@ -112,12 +112,7 @@ pub struct EncodeOptions {
 
 impl Default for EncodeOptions {
     fn default() -> Self {
-        EncodeOptions {
-            indent: 2,
-            delimiter: Delimiter::Comma,
-            key_folding: KeyFolding::Off,
-            flatten_depth: usize::MAX,
-        }
+        EncodeOptions { indent: 2, delimiter: Delimiter::Comma, key_folding: KeyFolding::Off, flatten_depth: usize::MAX }
     }
 }
 
@@ -330,9 +325,7 @@ impl<'a> EncodeValue<'a> for &'a serde_json::Value {
 
     fn object_entries(&self) -> impl Iterator<Item = Result<(&'a str, Self)>> + '_ {
         let map: Option<&'a serde_json::Map<String, serde_json::Value>> = self.as_object();
-        map.into_iter()
-            .flat_map(|m| m.iter())
-            .map(|(k, v)| Ok((k.as_str(), v)))
+        map.into_iter().flat_map(|m| m.iter()).map(|(k, v)| Ok((k.as_str(), v)))
     }
 
     #[inline]
@@ -341,9 +334,7 @@ impl<'a> EncodeValue<'a> for &'a serde_json::Value {
     }
 
     fn object_has_index_key(&self) -> Result<bool> {
-        Ok(self
-            .as_object()
-            .is_some_and(|m| m.keys().any(|k| array_index(k).is_some())))
+        Ok(self.as_object().is_some_and(|m| m.keys().any(|k| array_index(k).is_some())))
     }
 }
 
@@ -455,20 +446,12 @@ fn json_value<'k, V: EncodeValue<'k>>(value: &V, nest: usize, out: &mut Vec<u8>)
 
 #[cold]
 fn too_deep() -> Error {
-    Error::new(
-        Format::Toon,
-        "TOON_TOO_DEEP",
-        format!("expected values nested at most {MAX_DEPTH} levels deep (is the value circular?)"),
-    )
+    Error::new(Format::Toon, "TOON_TOO_DEEP", format!("expected values nested at most {MAX_DEPTH} levels deep (is the value circular?)"))
 }
 
 #[cold]
 pub(super) fn value_changed() -> Error {
-    Error::new(
-        Format::Toon,
-        "TOON_VALUE_CHANGED",
-        "expected the value to stay unchanged while it is encoded",
-    )
+    Error::new(Format::Toon, "TOON_VALUE_CHANGED", "expected the value to stay unchanged while it is encoded")
 }
 
 #[inline]

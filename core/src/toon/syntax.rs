@@ -171,8 +171,7 @@ mod tests {
         let alphabet = ["a", "Z", "_", "0", "9", ".", "-", " ", "é", "$"];
         let mut strings = vec![String::new()];
         for _ in 0..3 {
-            let longer: Vec<String> =
-                strings.iter().flat_map(|s| alphabet.iter().map(move |c| format!("{s}{c}"))).collect();
+            let longer: Vec<String> = strings.iter().flat_map(|s| alphabet.iter().map(move |c| format!("{s}{c}"))).collect();
             strings.extend(longer);
         }
         for s in &strings {

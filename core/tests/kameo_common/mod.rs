@@ -71,13 +71,7 @@ pub fn from_json(j: &J) -> Value {
                     "$f64" => return Value::F64(v.as_f64().expect("float")),
                     "$f32" => return Value::F32(v.as_f64().expect("float") as f32),
                     "$map" => {
-                        return Value::Map(
-                            v.as_array()
-                                .expect("entries")
-                                .iter()
-                                .map(|e| (from_json(&e[0]), from_json(&e[1])))
-                                .collect(),
-                        )
+                        return Value::Map(v.as_array().expect("entries").iter().map(|e| (from_json(&e[0]), from_json(&e[1]))).collect())
                     }
                     _ => {}
                 }

@@ -282,19 +282,13 @@ enum SwarmCmd {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let quic = args.iter().any(|a| a == "--quic");
-    let counter_name = args
-        .iter()
-        .position(|a| a == "--counter-name")
-        .and_then(|i| args.get(i + 1))
-        .cloned()
-        .unwrap_or_else(|| "counter".to_owned());
+    let counter_name =
+        args.iter().position(|a| a == "--counter-name").and_then(|i| args.get(i + 1)).cloned().unwrap_or_else(|| "counter".to_owned());
     let mut swarm = SwarmBuilder::with_new_identity()
         .with_tokio()
         .with_tcp(tcp::Config::default().nodelay(true), noise::Config::new, yamux::Config::default)?
         .with_quic()
-        .with_behaviour(|key| {
-            Ok(remote::Behaviour::new(key.public().to_peer_id(), messaging::Config::default()))
-        })?
+        .with_behaviour(|key| Ok(remote::Behaviour::new(key.public().to_peer_id(), messaging::Config::default())))?
         // The tests' connections stay up between commands.
         .with_swarm_config(|c| c.with_idle_connection_timeout(Duration::from_secs(600)))
         .build();

@@ -95,7 +95,15 @@ pub fn requests() -> Vec<(String, SwarmRequest)> {
         ("ask_minimal".into(), ask(local(0), "", "", vec![], None, None, false)),
         (
             "ask_typical".into(),
-            ask(remote(42, ed_peer(1)), "counter", "inc", inc_payload.clone(), Some(Duration::new(1, 500_000_000)), Some(Duration::from_secs(5)), false),
+            ask(
+                remote(42, ed_peer(1)),
+                "counter",
+                "inc",
+                inc_payload.clone(),
+                Some(Duration::new(1, 500_000_000)),
+                Some(Duration::from_secs(5)),
+                false,
+            ),
         ),
         (
             "ask_edges".into(),
@@ -109,11 +117,17 @@ pub fn requests() -> Vec<(String, SwarmRequest)> {
                 true,
             ),
         ),
-        ("ask_zero_timeouts".into(), ask(remote(1 << 32, ed_peer(4)), "a", "b", vec![23, 24, 255, 0], Some(Duration::ZERO), Some(Duration::new(0, 1)), true)),
+        (
+            "ask_zero_timeouts".into(),
+            ask(remote(1 << 32, ed_peer(4)), "a", "b", vec![23, 24, 255, 0], Some(Duration::ZERO), Some(Duration::new(0, 1)), true),
+        ),
         ("ask_local_max".into(), ask(local(u64::MAX), "counter", "inc", vec![0; 24], Some(Duration::new(23, 24)), None, false)),
         ("tell_minimal".into(), tell(local(0), "", "", vec![], None, false)),
         ("tell_typical".into(), tell(remote(42, ed_peer(1)), "counter", "inc", inc_payload, Some(Duration::from_millis(250)), false)),
-        ("tell_edges".into(), tell(remote(u64::MAX, sha_peer()), NON_ASCII, &long_id(), bytes_300(), Some(Duration::new(u64::MAX, 999_999_999)), true)),
+        (
+            "tell_edges".into(),
+            tell(remote(u64::MAX, sha_peer()), NON_ASCII, &long_id(), bytes_300(), Some(Duration::new(u64::MAX, 999_999_999)), true),
+        ),
         (
             "link".into(),
             SwarmRequest::Link {
@@ -125,10 +139,18 @@ pub fn requests() -> Vec<(String, SwarmRequest)> {
         ),
         (
             "link_local_ids".into(),
-            SwarmRequest::Link { actor_id: local(0), actor_remote_id: "".into(), sibling_id: local(u64::MAX), sibling_remote_id: "".into() },
+            SwarmRequest::Link {
+                actor_id: local(0),
+                actor_remote_id: "".into(),
+                sibling_id: local(u64::MAX),
+                sibling_remote_id: "".into(),
+            },
         ),
         ("unlink".into(), SwarmRequest::Unlink { actor_id: remote(9, ed_peer(5)), actor_remote_id: "p".into(), sibling_id: local(10) }),
-        ("unlink_long_id".into(), SwarmRequest::Unlink { actor_id: local(1), actor_remote_id: long_id(), sibling_id: remote(u64::MAX, sha_peer()) }),
+        (
+            "unlink_long_id".into(),
+            SwarmRequest::Unlink { actor_id: local(1), actor_remote_id: long_id(), sibling_id: remote(u64::MAX, sha_peer()) },
+        ),
     ];
     for (name, reason) in [
         ("normal", ActorStopReason::Normal),
@@ -351,20 +373,28 @@ pub fn decode_cases() -> Vec<(&'static str, &'static str, Vec<u8>)> {
     fits.extend(vec![0xFF; 1024 * 1024]);
     vec![
         ("request", "fields_reordered", variant("Tell", body(&tell_fields().into_iter().rev().collect()))),
-        ("request", "unknown_fields_skipped", tell_with(|f| {
-            f.insert(2, (t("extra"), junk.clone()));
-            f.push((t("zzz"), h("d8 20 a0")));
-        })),
+        (
+            "request",
+            "unknown_fields_skipped",
+            tell_with(|f| {
+                f.insert(2, (t("extra"), junk.clone()));
+                f.push((t("zzz"), h("d8 20 a0")));
+            }),
+        ),
         ("request", "missing_optional_fields", ask_with(|f| f.retain(|(k, _)| *k != t("mailbox_timeout") && *k != t("reply_timeout")))),
         ("request", "missing_required_field", tell_with(|f| f.retain(|(k, _)| *k != t("immediate")))),
         ("request", "missing_actor_id", tell_with(|f| f.retain(|(k, _)| *k != t("actor_id")))),
         ("request", "duplicate_field", tell_with(|f| f.push((t("actor_remote_id"), t("again"))))),
         ("request", "duplicate_optional_field", ask_with(|f| f.push((t("reply_timeout"), h("f6"))))),
-        ("request", "non_minimal_integers", ask_with(|f| {
-            set(f, "payload", h("83 18 01 18 02 18 ff"));
-            set(f, "mailbox_timeout", duration(h("1b 00 00 00 00 00 00 00 01"), h("1a 00 00 00 05")));
-            set(f, "reply_timeout", duration(h("19 00 02"), h("18 06")));
-        })),
+        (
+            "request",
+            "non_minimal_integers",
+            ask_with(|f| {
+                set(f, "payload", h("83 18 01 18 02 18 ff"));
+                set(f, "mailbox_timeout", duration(h("1b 00 00 00 00 00 00 00 01"), h("1a 00 00 00 05")));
+                set(f, "reply_timeout", duration(h("19 00 02"), h("18 06")));
+            }),
+        ),
         ("request", "nanos_too_wide", tell_with(|f| set(f, "mailbox_timeout", duration(u(1), h("1b 00 00 00 00 00 00 00 05"))))),
         ("request", "payload_element_too_wide", tell_with(|f| set(f, "payload", h("81 19 00 01")))),
         ("request", "payload_element_negative", tell_with(|f| set(f, "payload", h("81 20")))),
@@ -374,42 +404,92 @@ pub fn decode_cases() -> Vec<(&'static str, &'static str, Vec<u8>)> {
         ("request", "duration_as_array", tell_with(|f| set(f, "mailbox_timeout", h("82 01 00")))),
         ("request", "duration_nanos_carry", tell_with(|f| set(f, "mailbox_timeout", duration(u(1), u(1_500_000_000))))),
         ("request", "duration_overflow", tell_with(|f| set(f, "mailbox_timeout", duration(u(u64::MAX), u(1_000_000_000))))),
-        ("request", "duration_unknown_field", tell_with(|f| set(f, "mailbox_timeout", cat!(h("a3"), t("secs"), u(1), t("nanos"), u(0), t("millis"), u(0))))),
+        (
+            "request",
+            "duration_unknown_field",
+            tell_with(|f| set(f, "mailbox_timeout", cat!(h("a3"), t("secs"), u(1), t("nanos"), u(0), t("millis"), u(0)))),
+        ),
         ("request", "duration_missing_nanos", tell_with(|f| set(f, "mailbox_timeout", cat!(h("a1"), t("secs"), u(1))))),
-        ("request", "duration_fields_reordered", tell_with(|f| set(f, "mailbox_timeout", cat!(h("a2"), t("nanos"), u(7), t("secs"), u(3))))),
+        (
+            "request",
+            "duration_fields_reordered",
+            tell_with(|f| set(f, "mailbox_timeout", cat!(h("a2"), t("nanos"), u(7), t("secs"), u(3)))),
+        ),
         ("request", "timeout_undefined", tell_with(|f| set(f, "mailbox_timeout", h("f7")))),
         ("request", "actor_id_7_bytes", tell_with(|f| set(f, "actor_id", by(&[1, 2, 3, 4, 5, 6, 7])))),
         ("request", "actor_id_empty", tell_with(|f| set(f, "actor_id", by(&[])))),
         ("request", "actor_id_bad_peer", tell_with(|f| set(f, "actor_id", by(&[1, 0, 0, 0, 0, 0, 0, 0, 0x13, 0x00])))),
         ("request", "actor_id_peer_trailing_byte", tell_with(|f| set(f, "actor_id", by(&cat!(actor_id_bytes(), [0]))))),
-        ("request", "actor_id_non_minimal_peer_code", tell_with(|f| {
-            set(f, "actor_id", by(&cat!([5, 0, 0, 0, 0, 0, 0, 0], h("92 80 80 80 80 80 80 80 80 02 01 aa"))))
-        })),
+        (
+            "request",
+            "actor_id_non_minimal_peer_code",
+            tell_with(|f| set(f, "actor_id", by(&cat!([5, 0, 0, 0, 0, 0, 0, 0], h("92 80 80 80 80 80 80 80 80 02 01 aa"))))),
+        ),
         ("request", "actor_id_as_array", tell_with(|f| set(f, "actor_id", h("88 01 00 00 00 00 00 00 00")))),
         ("request", "actor_id_uint_head", tell_with(|f| set(f, "actor_id", cat!(u(8), [9, 0, 0, 0, 0, 0, 0, 0])))),
-        ("request", "actor_id_indefinite_bytes", tell_with(|f| {
-            f.rotate_left(1); // actor_id last, so the unread 0xFF is trailing
-            set(f, "actor_id", h("5f 43 01 00 00 5f 45 00 00 00 00 00 ff"));
-        })),
+        (
+            "request",
+            "actor_id_indefinite_bytes",
+            tell_with(|f| {
+                f.rotate_left(1); // actor_id last, so the unread 0xFF is trailing
+                set(f, "actor_id", h("5f 43 01 00 00 5f 45 00 00 00 00 00 ff"));
+            }),
+        ),
         ("request", "field_name_as_byte_string", tell_with(|f| f[0].0 = by(b"actor_id"))),
         ("request", "field_name_uint_head", tell_with(|f| f[1].0 = cat!(u(15), *b"actor_remote_id"))),
         ("request", "text_negative_head", tell_with(|f| set(f, "actor_remote_id", cat!(head(1, 3), *b"abc")))),
-        ("request", "indefinite_text_last_field", tell_with(|f| {
-            f.rotate_left(2);
-            set(f, "actor_remote_id", h("7f 63 63 6f 75 64 6e 74 65 72 ff"));
-        })),
+        (
+            "request",
+            "indefinite_text_last_field",
+            tell_with(|f| {
+                f.rotate_left(2);
+                set(f, "actor_remote_id", h("7f 63 63 6f 75 64 6e 74 65 72 ff"));
+            }),
+        ),
         ("request", "indefinite_text_middle_field", tell_with(|f| set(f, "actor_remote_id", h("7f 63 63 6f 75 64 6e 74 65 72 ff")))),
-        ("request", "indefinite_map_struct", variant("Tell", {
-            let mut b = body(&tell_fields());
-            b[0] = 0xBF;
-            b.push(0xFF);
-            b
-        })),
-        ("request", "map_head_as_array_header", variant("Tell", { let mut b = body(&tell_fields()); b[0] = 0x86; b })),
-        ("request", "map_head_as_uint", variant("Tell", { let mut b = body(&tell_fields()); b[0] = 0x06; b })),
-        ("request", "map_head_as_byte_string", variant("Tell", { let mut b = body(&tell_fields()); b[0] = 0x46; b })),
+        (
+            "request",
+            "indefinite_map_struct",
+            variant("Tell", {
+                let mut b = body(&tell_fields());
+                b[0] = 0xBF;
+                b.push(0xFF);
+                b
+            }),
+        ),
+        (
+            "request",
+            "map_head_as_array_header",
+            variant("Tell", {
+                let mut b = body(&tell_fields());
+                b[0] = 0x86;
+                b
+            }),
+        ),
+        (
+            "request",
+            "map_head_as_uint",
+            variant("Tell", {
+                let mut b = body(&tell_fields());
+                b[0] = 0x06;
+                b
+            }),
+        ),
+        (
+            "request",
+            "map_head_as_byte_string",
+            variant("Tell", {
+                let mut b = body(&tell_fields());
+                b[0] = 0x46;
+                b
+            }),
+        ),
         ("request", "enum_as_text_then_content", cat!(t("Tell"), body(&tell_fields()))),
-        ("request", "enum_map_two_entries", { let mut b = ok_tell.clone(); b[0] = 0xA2; b }),
+        ("request", "enum_map_two_entries", {
+            let mut b = ok_tell.clone();
+            b[0] = 0xA2;
+            b
+        }),
         ("request", "enum_map_non_minimal_one", cat!(h("b8 01"), ok_tell[1..])),
         ("request", "unknown_variant", variant("Shout", body(&tell_fields()))),
         ("request", "trailing_bytes", cat!(ok_tell.clone(), h("ff ff 00"))),
@@ -424,26 +504,46 @@ pub fn decode_cases() -> Vec<(&'static str, &'static str, Vec<u8>)> {
         ("request", "request_over_size_limit", variant("Tell", body(&big_tell))),
         ("request", "request_fits_then_junk_past_limit", fits),
         ("request", "stop_reason_unit_as_map_last", signal_with(cat!(h("a1"), t("Normal"), h("f6")))),
-        ("request", "stop_reason_unit_as_map_without_value", variant(
-            "SignalLinkDied",
-            cat!(
-                h("a4"),
-                t("stop_reason"),
-                h("a1"),
-                t("Normal"),
-                t("dead_actor_id"),
-                by(&local(1).to_bytes()),
-                t("notified_actor_id"),
-                by(&local(2).to_bytes()),
-                t("notified_actor_remote_id"),
-                t("w")
+        (
+            "request",
+            "stop_reason_unit_as_map_without_value",
+            variant(
+                "SignalLinkDied",
+                cat!(
+                    h("a4"),
+                    t("stop_reason"),
+                    h("a1"),
+                    t("Normal"),
+                    t("dead_actor_id"),
+                    by(&local(1).to_bytes()),
+                    t("notified_actor_id"),
+                    by(&local(2).to_bytes()),
+                    t("notified_actor_remote_id"),
+                    t("w")
+                ),
             ),
-        )),
-        ("request", "panic_error_fields_reordered", signal_with(cat!(h("a1"), t("Panicked"), h("a2"), t("reason"), t("Next"), t("err"), t("x")))),
-        ("request", "panic_error_unknown_field", signal_with(cat!(h("a1"), t("Panicked"), h("a3"), t("err"), t("x"), t("reason"), t("Next"), t("at"), u(1)))),
+        ),
+        (
+            "request",
+            "panic_error_fields_reordered",
+            signal_with(cat!(h("a1"), t("Panicked"), h("a2"), t("reason"), t("Next"), t("err"), t("x"))),
+        ),
+        (
+            "request",
+            "panic_error_unknown_field",
+            signal_with(cat!(h("a1"), t("Panicked"), h("a3"), t("err"), t("x"), t("reason"), t("Next"), t("at"), u(1))),
+        ),
         ("request", "panic_error_missing_reason", signal_with(cat!(h("a1"), t("Panicked"), h("a1"), t("err"), t("x")))),
-        ("request", "panic_reason_unknown", signal_with(cat!(h("a1"), t("Panicked"), h("a2"), t("err"), t("x"), t("reason"), t("OnWhatever")))),
-        ("request", "link_died_unknown_field", signal_with(cat!(h("a1"), t("LinkDied"), h("a3"), t("id"), by(&local(0).to_bytes()), t("why"), u(3), t("reason"), t("Killed")))),
+        (
+            "request",
+            "panic_reason_unknown",
+            signal_with(cat!(h("a1"), t("Panicked"), h("a2"), t("err"), t("x"), t("reason"), t("OnWhatever"))),
+        ),
+        (
+            "request",
+            "link_died_unknown_field",
+            signal_with(cat!(h("a1"), t("LinkDied"), h("a3"), t("id"), by(&local(0).to_bytes()), t("why"), u(3), t("reason"), t("Killed"))),
+        ),
         ("request", "link_died_nesting_at_depth_limit", signal_with(nested_link_died(126))),
         ("request", "link_died_nesting_past_depth_limit", signal_with(nested_link_died(127))),
         ("response", "tell_ok_text_variant", cat!(t("Tell"), h("a1"), t("Ok"), h("80"))),
@@ -458,8 +558,16 @@ pub fn decode_cases() -> Vec<(&'static str, &'static str, Vec<u8>)> {
         ("response", "ask_ok_element_too_wide", variant("Ask", variant("Ok", h("81 19 01 00")))),
         ("response", "ask_handler_error_bytes", variant("Ask", variant("Err", variant("HandlerError", h("9f 18 a1 ff"))))),
         ("response", "result_unknown_variant", variant("Ask", variant("Maybe", h("80")))),
-        ("response", "unknown_actor_extra_field", variant("Ask", variant("Err", variant("UnknownActor", cat!(h("a2"), t("actor_remote_id"), t("x"), t("extra"), u(1)))))),
-        ("response", "unknown_message_missing_field", variant("Ask", variant("Err", variant("UnknownMessage", cat!(h("a1"), t("actor_remote_id"), t("x")))))),
+        (
+            "response",
+            "unknown_actor_extra_field",
+            variant("Ask", variant("Err", variant("UnknownActor", cat!(h("a2"), t("actor_remote_id"), t("x"), t("extra"), u(1))))),
+        ),
+        (
+            "response",
+            "unknown_message_missing_field",
+            variant("Ask", variant("Err", variant("UnknownMessage", cat!(h("a1"), t("actor_remote_id"), t("x"))))),
+        ),
         ("response", "serialize_message_non_string", variant("Tell", variant("Err", variant("SerializeMessage", u(1))))),
         ("response", "newtype_variants_as_text", cat!(t("OutboundFailure"), t("SerializeReply"), t("oops"))),
         ("response", "unknown_response_variant", variant("Ping", h("80"))),

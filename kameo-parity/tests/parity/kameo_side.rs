@@ -5,8 +5,7 @@ use futures::executor::block_on;
 use futures::io::Cursor;
 use kameo::actor::ActorId as KActorId;
 use kameo::error::{
-    ActorStopReason as KStop, Infallible as KInfallible, PanicError as KPanic, PanicReason as KReason,
-    RemoteSendError as KErr,
+    ActorStopReason as KStop, Infallible as KInfallible, PanicError as KPanic, PanicReason as KReason, RemoteSendError as KErr,
 };
 use kameo::remote::messaging::{SwarmRequest as KReq, SwarmResponse as KResp};
 use kameo::remote::registry::ActorRegistration as KReg;
@@ -154,9 +153,7 @@ pub fn k_stop(r: &pk::ActorStopReason) -> Option<KStop> {
         pk::ActorStopReason::Killed => KStop::Killed,
         pk::ActorStopReason::PeerDisconnected => KStop::PeerDisconnected,
         pk::ActorStopReason::Panicked(p) => KStop::Panicked(k_panic(p)?),
-        pk::ActorStopReason::LinkDied { id, reason } => {
-            KStop::LinkDied { id: k_actor_id(id), reason: Box::new(k_stop(reason)?) }
-        }
+        pk::ActorStopReason::LinkDied { id, reason } => KStop::LinkDied { id: k_actor_id(id), reason: Box::new(k_stop(reason)?) },
     })
 }
 
@@ -167,9 +164,7 @@ pub fn p_stop(r: &KStop) -> pk::ActorStopReason {
         KStop::Killed => pk::ActorStopReason::Killed,
         KStop::PeerDisconnected => pk::ActorStopReason::PeerDisconnected,
         KStop::Panicked(p) => pk::ActorStopReason::Panicked(p_panic(p)),
-        KStop::LinkDied { id, reason } => {
-            pk::ActorStopReason::LinkDied { id: p_actor_id(id), reason: Box::new(p_stop(reason)) }
-        }
+        KStop::LinkDied { id, reason } => pk::ActorStopReason::LinkDied { id: p_actor_id(id), reason: Box::new(p_stop(reason)) },
     }
 }
 
@@ -179,10 +174,9 @@ fn k_err<E, F>(e: &pk::RemoteSendError<E>, f: fn(&E) -> F) -> KErr<F> {
         P::ActorNotRunning => KErr::ActorNotRunning,
         P::ActorStopped => KErr::ActorStopped,
         P::UnknownActor { actor_remote_id } => KErr::UnknownActor { actor_remote_id: actor_remote_id.clone().into() },
-        P::UnknownMessage { actor_remote_id, message_remote_id } => KErr::UnknownMessage {
-            actor_remote_id: actor_remote_id.clone().into(),
-            message_remote_id: message_remote_id.clone().into(),
-        },
+        P::UnknownMessage { actor_remote_id, message_remote_id } => {
+            KErr::UnknownMessage { actor_remote_id: actor_remote_id.clone().into(), message_remote_id: message_remote_id.clone().into() }
+        }
         P::BadActorType => KErr::BadActorType,
         P::MailboxFull => KErr::MailboxFull,
         P::ReplyTimeout => KErr::ReplyTimeout,
@@ -206,10 +200,9 @@ fn p_err<E, F>(e: &KErr<E>, f: fn(&E) -> F) -> pk::RemoteSendError<F> {
         KErr::ActorNotRunning => P::ActorNotRunning,
         KErr::ActorStopped => P::ActorStopped,
         KErr::UnknownActor { actor_remote_id } => P::UnknownActor { actor_remote_id: actor_remote_id.to_string() },
-        KErr::UnknownMessage { actor_remote_id, message_remote_id } => P::UnknownMessage {
-            actor_remote_id: actor_remote_id.to_string(),
-            message_remote_id: message_remote_id.to_string(),
-        },
+        KErr::UnknownMessage { actor_remote_id, message_remote_id } => {
+            P::UnknownMessage { actor_remote_id: actor_remote_id.to_string(), message_remote_id: message_remote_id.to_string() }
+        }
         KErr::BadActorType => P::BadActorType,
         KErr::MailboxFull => P::MailboxFull,
         KErr::ReplyTimeout => P::ReplyTimeout,
@@ -254,17 +247,15 @@ fn p_unit(r: &Result<(), KErr>) -> Result<(), pk::RemoteSendError> {
 pub fn k_request(r: &pk::SwarmRequest) -> Option<KReq> {
     use pk::SwarmRequest as P;
     Some(match r {
-        P::Ask { actor_id, actor_remote_id, message_remote_id, payload, mailbox_timeout, reply_timeout, immediate } => {
-            KReq::Ask {
-                actor_id: k_actor_id(actor_id),
-                actor_remote_id: actor_remote_id.clone().into(),
-                message_remote_id: message_remote_id.clone().into(),
-                payload: payload.clone(),
-                mailbox_timeout: *mailbox_timeout,
-                reply_timeout: *reply_timeout,
-                immediate: *immediate,
-            }
-        }
+        P::Ask { actor_id, actor_remote_id, message_remote_id, payload, mailbox_timeout, reply_timeout, immediate } => KReq::Ask {
+            actor_id: k_actor_id(actor_id),
+            actor_remote_id: actor_remote_id.clone().into(),
+            message_remote_id: message_remote_id.clone().into(),
+            payload: payload.clone(),
+            mailbox_timeout: *mailbox_timeout,
+            reply_timeout: *reply_timeout,
+            immediate: *immediate,
+        },
         P::Tell { actor_id, actor_remote_id, message_remote_id, payload, mailbox_timeout, immediate } => KReq::Tell {
             actor_id: k_actor_id(actor_id),
             actor_remote_id: actor_remote_id.clone().into(),
@@ -284,31 +275,27 @@ pub fn k_request(r: &pk::SwarmRequest) -> Option<KReq> {
             actor_remote_id: actor_remote_id.clone().into(),
             sibling_id: k_actor_id(sibling_id),
         },
-        P::SignalLinkDied { dead_actor_id, notified_actor_id, notified_actor_remote_id, stop_reason } => {
-            KReq::SignalLinkDied {
-                dead_actor_id: k_actor_id(dead_actor_id),
-                notified_actor_id: k_actor_id(notified_actor_id),
-                notified_actor_remote_id: notified_actor_remote_id.clone().into(),
-                stop_reason: k_stop(stop_reason)?,
-            }
-        }
+        P::SignalLinkDied { dead_actor_id, notified_actor_id, notified_actor_remote_id, stop_reason } => KReq::SignalLinkDied {
+            dead_actor_id: k_actor_id(dead_actor_id),
+            notified_actor_id: k_actor_id(notified_actor_id),
+            notified_actor_remote_id: notified_actor_remote_id.clone().into(),
+            stop_reason: k_stop(stop_reason)?,
+        },
     })
 }
 
 pub fn p_request(r: &KReq) -> pk::SwarmRequest {
     use pk::SwarmRequest as P;
     match r {
-        KReq::Ask { actor_id, actor_remote_id, message_remote_id, payload, mailbox_timeout, reply_timeout, immediate } => {
-            P::Ask {
-                actor_id: p_actor_id(actor_id),
-                actor_remote_id: actor_remote_id.to_string(),
-                message_remote_id: message_remote_id.to_string(),
-                payload: payload.clone(),
-                mailbox_timeout: *mailbox_timeout,
-                reply_timeout: *reply_timeout,
-                immediate: *immediate,
-            }
-        }
+        KReq::Ask { actor_id, actor_remote_id, message_remote_id, payload, mailbox_timeout, reply_timeout, immediate } => P::Ask {
+            actor_id: p_actor_id(actor_id),
+            actor_remote_id: actor_remote_id.to_string(),
+            message_remote_id: message_remote_id.to_string(),
+            payload: payload.clone(),
+            mailbox_timeout: *mailbox_timeout,
+            reply_timeout: *reply_timeout,
+            immediate: *immediate,
+        },
         KReq::Tell { actor_id, actor_remote_id, message_remote_id, payload, mailbox_timeout, immediate } => P::Tell {
             actor_id: p_actor_id(actor_id),
             actor_remote_id: actor_remote_id.to_string(),
@@ -323,19 +310,15 @@ pub fn p_request(r: &KReq) -> pk::SwarmRequest {
             sibling_id: p_actor_id(sibling_id),
             sibling_remote_id: sibling_remote_id.to_string(),
         },
-        KReq::Unlink { actor_id, actor_remote_id, sibling_id } => P::Unlink {
-            actor_id: p_actor_id(actor_id),
-            actor_remote_id: actor_remote_id.to_string(),
-            sibling_id: p_actor_id(sibling_id),
-        },
-        KReq::SignalLinkDied { dead_actor_id, notified_actor_id, notified_actor_remote_id, stop_reason } => {
-            P::SignalLinkDied {
-                dead_actor_id: p_actor_id(dead_actor_id),
-                notified_actor_id: p_actor_id(notified_actor_id),
-                notified_actor_remote_id: notified_actor_remote_id.to_string(),
-                stop_reason: p_stop(stop_reason),
-            }
+        KReq::Unlink { actor_id, actor_remote_id, sibling_id } => {
+            P::Unlink { actor_id: p_actor_id(actor_id), actor_remote_id: actor_remote_id.to_string(), sibling_id: p_actor_id(sibling_id) }
         }
+        KReq::SignalLinkDied { dead_actor_id, notified_actor_id, notified_actor_remote_id, stop_reason } => P::SignalLinkDied {
+            dead_actor_id: p_actor_id(dead_actor_id),
+            notified_actor_id: p_actor_id(notified_actor_id),
+            notified_actor_remote_id: notified_actor_remote_id.to_string(),
+            stop_reason: p_stop(stop_reason),
+        },
     }
 }
 

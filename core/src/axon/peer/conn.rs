@@ -117,9 +117,8 @@ impl Node {
         let sock = self.resolve(&addr).await?;
         let config = self.tls.client_config(Some(sock)).map_err(PeerError::Unreachable)?;
         let endpoint = self.endpoint().ok_or(PeerError::Closed)?;
-        let connecting = endpoint
-            .connect_with(config, sock, id)
-            .map_err(|e| PeerError::Unreachable(format!("cannot dial {id} at {addr}: {e}")))?;
+        let connecting =
+            endpoint.connect_with(config, sock, id).map_err(|e| PeerError::Unreachable(format!("cannot dial {id} at {addr}: {e}")))?;
         let conn = match tokio::time::timeout(self.connect_timeout, connecting).await {
             Ok(Ok(conn)) => conn,
             Ok(Err(e)) => return Err(connection_error(&e, &format!("connecting to {id} at {addr}"))),

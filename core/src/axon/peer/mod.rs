@@ -107,8 +107,7 @@ impl PeerInfo {
     /// key, as upstream's verifiers would refuse it), standard base64 key and
     /// address.
     pub fn from_parts(agent_id: Option<&str>, public_key_base64: &str, addr: Option<&str>) -> Result<PeerInfo, PeerError> {
-        let key = identity::public_key_from_base64(public_key_base64)
-            .map_err(|e| PeerError::InvalidArgument(e.message().to_owned()))?;
+        let key = identity::public_key_from_base64(public_key_base64).map_err(|e| PeerError::InvalidArgument(e.message().to_owned()))?;
         let info = PeerInfo::new(key, addr.map(str::to_owned))?;
         if let Some(id) = agent_id {
             if identity::canonical_agent_id(id).as_deref() != Some(info.agent_id.as_str()) {

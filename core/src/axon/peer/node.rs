@@ -308,10 +308,7 @@ impl Node {
     }
 
     /// `work`, or [`PeerError::Closed`] as soon as the peer closes.
-    pub async fn closing<T>(
-        &self,
-        work: impl std::future::Future<Output = Result<T, PeerError>>,
-    ) -> Result<T, PeerError> {
+    pub async fn closing<T>(&self, work: impl std::future::Future<Output = Result<T, PeerError>>) -> Result<T, PeerError> {
         let mut closed = self.closed.subscribe();
         if *closed.borrow() {
             return Err(PeerError::Closed);
@@ -428,8 +425,7 @@ impl Node {
             {
                 let mut peers = self.lock();
                 for (id, e) in peers.iter_mut() {
-                    if e.addr.is_some() && !e.dialing && now >= e.next_attempt && e.connection().is_none() && self.may_dial(id)
-                    {
+                    if e.addr.is_some() && !e.dialing && now >= e.next_attempt && e.connection().is_none() && self.may_dial(id) {
                         e.dialing = true;
                         due.push(id.clone());
                     }
@@ -503,9 +499,9 @@ impl Node {
                 waiting_for = match (&e.addr, self.may_dial(id)) {
                     (Some(a), true) => format!("could not connect to {id} at {a}"),
                     (None, _) => format!("no address is known for {id} and it did not connect to this peer"),
-                    (Some(_), false) => format!(
-                        "{id} has the lower agent id, so with v2 it dials (this peer waits for it), and it did not connect"
-                    ),
+                    (Some(_), false) => {
+                        format!("{id} has the lower agent id, so with v2 it dials (this peer waits for it), and it did not connect")
+                    }
                 };
             }
             if tokio::time::timeout_at(deadline, notified).await.is_err() {

@@ -57,9 +57,7 @@ fn read_error(e: ReadToEndError, to: &str) -> PeerError {
     match e {
         ReadToEndError::TooLong => PeerError::MessageTooLarge(format!("the reply from {to} is over {MAX_MESSAGE} bytes")),
         ReadToEndError::Read(ReadError::ConnectionLost(c)) => connection_error(&c, &format!("the connection to {to}")),
-        ReadToEndError::Read(ReadError::Reset(code)) => {
-            PeerError::ConnectionLost(format!("{to} reset the request's stream (code {code})"))
-        }
+        ReadToEndError::Read(ReadError::Reset(code)) => PeerError::ConnectionLost(format!("{to} reset the request's stream (code {code})")),
         ReadToEndError::Read(other) => PeerError::ConnectionLost(format!("reading from {to}: {other}")),
     }
 }
@@ -74,8 +72,7 @@ pub(super) async fn exchange(
     limit: usize,
 ) -> Result<Vec<u8>, PeerError> {
     let work = async {
-        let (mut send, mut recv) =
-            conn.open_bi().await.map_err(|e| connection_error(&e, &format!("the connection to {to}")))?;
+        let (mut send, mut recv) = conn.open_bi().await.map_err(|e| connection_error(&e, &format!("the connection to {to}")))?;
         send.write_all(bytes).await.map_err(|e| write_error(e, to))?;
         let _ = send.finish();
         recv.read_to_end(limit).await.map_err(|e| read_error(e, to))
@@ -154,23 +151,14 @@ impl Node {
                 "{to} ended the request's stream without a reply (it could not read the request)"
             )));
         }
-        let reply =
-            axon1::decode(&data).map_err(|e| PeerError::InvalidReply(format!("the reply from {to} is not valid: {e}")))?;
+        let reply = axon1::decode(&data).map_err(|e| PeerError::InvalidReply(format!("the reply from {to} is not valid: {e}")))?;
         if !reply.is_response() {
-            return Err(PeerError::InvalidReply(format!(
-                "bidirectional reply must use response|error kind, got {}",
-                reply.kind
-            )));
+            return Err(PeerError::InvalidReply(format!("bidirectional reply must use response|error kind, got {}", reply.kind)));
         }
         if reply.ref_id.as_deref() != Some(env.id.as_str()) {
-            return Err(PeerError::InvalidReply(format!(
-                "bidirectional reply ref {:?} does not match request {}",
-                reply.ref_id, env.id
-            )));
+            return Err(PeerError::InvalidReply(format!("bidirectional reply ref {:?} does not match request {}", reply.ref_id, env.id)));
         }
-        let payload = reply
-            .payload_object()
-            .map_err(|e| PeerError::InvalidReply(format!("the reply's payload from {to}: {e}")))?;
+        let payload = reply.payload_object().map_err(|e| PeerError::InvalidReply(format!("the reply's payload from {to}: {e}")))?;
         if reply.kind == "error" {
             return Err(remote_error(&payload));
         }
@@ -221,8 +209,7 @@ impl Node {
             return None;
         }
         let (tx, rx) = tokio::sync::oneshot::channel();
-        let request =
-            InboundRequest { from: from.to_owned(), id: id.to_owned(), kind: kind.to_owned(), payload, answer: Some(tx) };
+        let request = InboundRequest { from: from.to_owned(), id: id.to_owned(), kind: kind.to_owned(), payload, answer: Some(tx) };
         self.requests()?.send(request).await.ok()?;
         self.busy.fetch_add(1, Ordering::Relaxed);
         let answer = match tokio::time::timeout(self.handler_timeout, rx).await {
@@ -276,12 +263,9 @@ impl Node {
             match env.payload_object() {
                 Err(e) => axon1::error_to(&env, "invalid_envelope", &format!("envelope validation failed: {}", e.message()), false),
                 Ok(payload) => match self.ask_program(&link.peer, &env.id, "request", payload).await {
-                    None => axon1::error_to(
-                        &env,
-                        "unhandled",
-                        &format!("no application handler registered for request '{}'", env.id),
-                        false,
-                    ),
+                    None => {
+                        axon1::error_to(&env, "unhandled", &format!("no application handler registered for request '{}'", env.id), false)
+                    }
                     Some(Answer::Payload(p)) => axon1::response_to(&env, &p),
                     Some(Answer::Error { code, message, retryable }) => axon1::error_to(&env, &code, &message, retryable),
                 },

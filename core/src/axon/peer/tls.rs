@@ -108,10 +108,8 @@ fn pkcs8_v2(seed: &[u8; 32], public_key: &[u8; 32]) -> Vec<u8> {
 /// SAN `localhost`), as upstream makes one at each start.
 pub fn certificate(identity: &Identity) -> Result<Certificate, String> {
     let key = PrivatePkcs8KeyDer::from(pkcs8_v2(identity.seed(), identity.public_key()));
-    let pair = rcgen::KeyPair::from_pkcs8_der_and_sign_algo(&key, &rcgen::PKCS_ED25519)
-        .map_err(|e| format!("the key pair: {e}"))?;
-    let mut params =
-        rcgen::CertificateParams::new(vec!["localhost".to_owned()]).map_err(|e| format!("certificate parameters: {e}"))?;
+    let pair = rcgen::KeyPair::from_pkcs8_der_and_sign_algo(&key, &rcgen::PKCS_ED25519).map_err(|e| format!("the key pair: {e}"))?;
+    let mut params = rcgen::CertificateParams::new(vec!["localhost".to_owned()]).map_err(|e| format!("certificate parameters: {e}"))?;
     params.distinguished_name = rcgen::DistinguishedName::new();
     params.distinguished_name.push(rcgen::DnType::CommonName, format!("axon-{}", identity.agent_id()));
     let cert = params.self_signed(&pair).map_err(|e| format!("the certificate: {e}"))?;
@@ -129,8 +127,7 @@ pub fn certificate_public_key(der: &[u8]) -> Result<[u8; 32], String> {
         return Err("the peer certificate's key is not an Ed25519 key".into());
     }
     let data = &spki.subject_public_key.data;
-    <[u8; 32]>::try_from(data.as_ref())
-        .map_err(|_| format!("unexpected public key length {}; expected 32 bytes Ed25519", data.len()))
+    <[u8; 32]>::try_from(data.as_ref()).map_err(|_| format!("unexpected public key length {}; expected 32 bytes Ed25519", data.len()))
 }
 
 fn general(message: String) -> rustls::Error {
@@ -159,8 +156,7 @@ impl ServerCertVerifier for ServerVerifier {
             ServerName::DnsName(d) => d.as_ref().to_owned(),
             other => format!("{other:?}"),
         };
-        let expected =
-            canonical_agent_id(&raw).ok_or_else(|| general(format!("invalid expected server agent_id in SNI: {raw}")))?;
+        let expected = canonical_agent_id(&raw).ok_or_else(|| general(format!("invalid expected server agent_id in SNI: {raw}")))?;
         let key = certificate_public_key(end_entity).map_err(general)?;
         if agent_id_of(&key) != expected {
             return Err(general("server cert public key does not match expected agent_id".into()));
@@ -284,8 +280,7 @@ impl TlsContext {
 
     /// The server side, for a connection from `addr` (named in pair requests).
     pub fn server_config(&self, addr: Option<SocketAddr>) -> Result<quinn::ServerConfig, String> {
-        let verifier =
-            ClientVerifier { pins: self.pins.clone(), pairs: self.pairs.clone(), addr, algorithms: self.algorithms() };
+        let verifier = ClientVerifier { pins: self.pins.clone(), pairs: self.pairs.clone(), addr, algorithms: self.algorithms() };
         let mut tls = rustls::ServerConfig::builder_with_provider(self.provider.clone())
             .with_protocol_versions(&[&rustls::version::TLS13])
             .map_err(|e| format!("TLS: {e}"))?
@@ -304,8 +299,7 @@ impl TlsContext {
 
     /// The client side, for dialing `addr`.
     pub fn client_config(&self, addr: Option<SocketAddr>) -> Result<quinn::ClientConfig, String> {
-        let verifier =
-            ServerVerifier { pins: self.pins.clone(), pairs: self.pairs.clone(), addr, algorithms: self.algorithms() };
+        let verifier = ServerVerifier { pins: self.pins.clone(), pairs: self.pairs.clone(), addr, algorithms: self.algorithms() };
         let mut tls = rustls::ClientConfig::builder_with_provider(self.provider.clone())
             .with_protocol_versions(&[&rustls::version::TLS13])
             .map_err(|e| format!("TLS: {e}"))?

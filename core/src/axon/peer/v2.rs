@@ -95,8 +95,8 @@ impl Node {
         let data = exchange(conn, &bytes, deadline(HELLO_TIMEOUT), id, HELLO_TIMEOUT, MAX_MESSAGE)
             .await
             .map_err(|e| PeerError::HandshakeRefused(format!("hello to {id}: {e}")))?;
-        let reply = codec::decode(&data)
-            .map_err(|e| PeerError::HandshakeRefused(format!("the hello reply from {id} is not valid: {e}")))?;
+        let reply =
+            codec::decode(&data).map_err(|e| PeerError::HandshakeRefused(format!("the hello reply from {id} is not valid: {e}")))?;
         match reply.kind {
             Kind::Hello if reply.payload.get("selected_version").and_then(Value::as_u64) == Some(1) => Ok(()),
             Kind::Hello => Err(PeerError::HandshakeRefused(format!("peer {id} did not negotiate protocol version 1"))),
@@ -115,9 +115,7 @@ impl Node {
         let k = Kind::parse(&kind)
             .filter(|k| matches!(k, Kind::Query | Kind::Delegate | Kind::Discover | Kind::Ping | Kind::Cancel))
             .ok_or_else(|| {
-                PeerError::InvalidArgument(format!(
-                    "with v2 a request's kind is query, delegate, discover, ping or cancel, got {kind:?}"
-                ))
+                PeerError::InvalidArgument(format!("with v2 a request's kind is query, delegate, discover, ping or cancel, got {kind:?}"))
             })?;
         let env = codec::Envelope::new(self.identity.agent_id(), &to, k, payload).map_err(codec_error)?;
         let bytes = codec::encode(&env).map_err(codec_error)?;
@@ -131,10 +129,7 @@ impl Node {
         }
         let reply = codec::decode(&data).map_err(|e| PeerError::InvalidReply(format!("the reply from {to} is not valid: {e}")))?;
         if reply.ref_id.as_deref() != Some(env.id.as_str()) {
-            return Err(PeerError::InvalidReply(format!(
-                "the reply's ref {:?} does not match request {}",
-                reply.ref_id, env.id
-            )));
+            return Err(PeerError::InvalidReply(format!("the reply's ref {:?} does not match request {}", reply.ref_id, env.id)));
         }
         if !k.response_kinds().contains(&reply.kind) {
             return Err(PeerError::InvalidReply(format!("a {} does not answer a {k}", reply.kind)));
@@ -159,9 +154,9 @@ impl Node {
         ref_id: Option<String>,
         timeout: Duration,
     ) -> Result<String, PeerError> {
-        let k = Kind::parse(&kind).filter(|k| matches!(k, Kind::Notify | Kind::Result | Kind::Error)).ok_or_else(|| {
-            PeerError::InvalidArgument(format!("with v2 send() sends notify, result or error, got {kind:?}"))
-        })?;
+        let k = Kind::parse(&kind)
+            .filter(|k| matches!(k, Kind::Notify | Kind::Result | Kind::Error))
+            .ok_or_else(|| PeerError::InvalidArgument(format!("with v2 send() sends notify, result or error, got {kind:?}")))?;
         let mut env = codec::Envelope::new(self.identity.agent_id(), &to, k, payload).map_err(codec_error)?;
         env.ref_id = ref_id;
         let bytes = codec::encode(&env).map_err(codec_error)?;
@@ -179,7 +174,8 @@ impl Node {
         let bytes = match codec::encode(&reply) {
             Ok(b) => b,
             Err(e) => {
-                let fallback = codec::error_reply(request, ErrorCode::Internal, &format!("the reply could not be sent: {}", e.message()), false);
+                let fallback =
+                    codec::error_reply(request, ErrorCode::Internal, &format!("the reply could not be sent: {}", e.message()), false);
                 codec::encode(&fallback).unwrap_or_default()
             }
         };
@@ -252,12 +248,9 @@ impl Node {
                     codec::error_reply(&request, ErrorCode::NotAuthorized, NOT_READY, false)
                 } else {
                     match ErrorCode::of(&e) {
-                        Some(ErrorCode::UnknownKind) => codec::error_reply(
-                            &request,
-                            ErrorCode::UnknownKind,
-                            "unknown message kind on bidirectional stream",
-                            false,
-                        ),
+                        Some(ErrorCode::UnknownKind) => {
+                            codec::error_reply(&request, ErrorCode::UnknownKind, "unknown message kind on bidirectional stream", false)
+                        }
                         code => codec::error_reply(
                             &request,
                             code.unwrap_or(ErrorCode::InvalidEnvelope),
@@ -329,13 +322,7 @@ impl Node {
 }
 
 fn event(from: &str, env: codec::Envelope) -> Event {
-    let m = Message {
-        from: from.to_owned(),
-        id: env.id,
-        kind: env.kind.as_str().to_owned(),
-        ref_id: env.ref_id,
-        payload: env.payload,
-    };
+    let m = Message { from: from.to_owned(), id: env.id, kind: env.kind.as_str().to_owned(), ref_id: env.ref_id, payload: env.payload };
     if env.kind == Kind::Error {
         Event::Error(m)
     } else {

@@ -118,12 +118,10 @@ impl Kind {
     ];
 
     /// Kinds every peer supports.
-    pub const REQUIRED: [Kind; 7] =
-        [Kind::Hello, Kind::Ping, Kind::Pong, Kind::Query, Kind::Response, Kind::Notify, Kind::Error];
+    pub const REQUIRED: [Kind; 7] = [Kind::Hello, Kind::Ping, Kind::Pong, Kind::Query, Kind::Response, Kind::Notify, Kind::Error];
 
     /// Kinds a peer supports only if its hello lists them in `features`.
-    pub const OPTIONAL: [Kind; 6] =
-        [Kind::Delegate, Kind::Ack, Kind::Result, Kind::Cancel, Kind::Discover, Kind::Capabilities];
+    pub const OPTIONAL: [Kind; 6] = [Kind::Delegate, Kind::Ack, Kind::Result, Kind::Cancel, Kind::Discover, Kind::Capabilities];
 
     /// The wire name (`"hello"`, ...).
     pub fn as_str(self) -> &'static str {
@@ -544,10 +542,7 @@ fn type_text(ty: Ty) -> String {
         Ty::Any => "any JSON value".into(),
         Ty::StrList => "an array of strings".into(),
         Ty::U8List => "an array of whole numbers from 0 to 255".into(),
-        Ty::Enum(names) => format!(
-            "one of {}",
-            names.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(", ")
-        ),
+        Ty::Enum(names) => format!("one of {}", names.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(", ")),
     }
 }
 
@@ -662,9 +657,7 @@ impl Default for DecodeOptions {
 
 /// Unix time now, in milliseconds.
 pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
 /// A fresh message id (random UUID v4, lowercase hyphenated).
@@ -675,10 +668,7 @@ pub fn new_id() -> String {
 fn check_uuid(what: &str, v: &Value) -> Result<String> {
     match v.as_str().and_then(Uuid::parse) {
         Some(u) => Ok(u.to_string()),
-        None => Err(invalid(format!(
-            "{what} must be a UUID such as \"6fc0ec4f-e59f-4bea-9d57-0d9fdd1108f1\", found {}",
-            describe(v)
-        ))),
+        None => Err(invalid(format!("{what} must be a UUID such as \"6fc0ec4f-e59f-4bea-9d57-0d9fdd1108f1\", found {}", describe(v)))),
     }
 }
 
@@ -710,15 +700,10 @@ impl Envelope {
     /// Check an envelope from JSON: the field types, then the kind, then
     /// version, timestamp and agent ids, then the payload.
     pub fn from_value(value: &Value, opts: &DecodeOptions) -> Result<Envelope> {
-        let obj = value.as_object().ok_or_else(|| {
-            invalid(format!(
-                "an AXON message is one JSON object with {ENVELOPE_FIELDS}; found {}",
-                describe(value)
-            ))
-        })?;
-        let get = |name: &str, about: &str| {
-            obj.get(name).ok_or_else(|| invalid(format!("the envelope needs {name:?}: {about}; add it")))
-        };
+        let obj = value
+            .as_object()
+            .ok_or_else(|| invalid(format!("an AXON message is one JSON object with {ENVELOPE_FIELDS}; found {}", describe(value))))?;
+        let get = |name: &str, about: &str| obj.get(name).ok_or_else(|| invalid(format!("the envelope needs {name:?}: {about}; add it")));
         // Types first (what upstream's serde derive checks).
         let v = get("v", "the protocol version, 1")?;
         let v = v.as_u64().filter(|n| *n <= 255).ok_or_else(|| {
@@ -736,9 +721,8 @@ impl Envelope {
             invalid(format!("\"ts\" must be the send time in unix milliseconds (a positive whole number), found {}", describe(ts)))
         })?;
         let kind = get("kind", "the message kind, e.g. \"query\"")?;
-        let kind_name = kind
-            .as_str()
-            .ok_or_else(|| invalid(format!("\"kind\" must be a string such as \"query\", found {}", describe(kind))))?;
+        let kind_name =
+            kind.as_str().ok_or_else(|| invalid(format!("\"kind\" must be a string such as \"query\", found {}", describe(kind))))?;
         let ref_id = match obj.get("ref") {
             None | Some(Value::Null) => None,
             Some(r) => Some(check_uuid("\"ref\" (the id of the message this one answers, or null)", r)?),
@@ -755,10 +739,8 @@ impl Envelope {
                 ),
             )
         })?;
-        let mut payload = payload
-            .as_object()
-            .ok_or_else(|| invalid(format!("\"payload\" must be a JSON object, found {}", describe(payload))))?
-            .clone();
+        let mut payload =
+            payload.as_object().ok_or_else(|| invalid(format!("\"payload\" must be a JSON object, found {}", describe(payload))))?.clone();
         // Then upstream's Envelope::validate.
         if v == 0 {
             return Err(invalid("\"v\" must be the protocol version, 1 or more (currently 1), found 0"));
@@ -849,9 +831,7 @@ impl crate::json::Builder for NoDuplicates {
         let mut map = Map::with_capacity(entries.len());
         for (k, v) in entries {
             if map.contains_key(&k) {
-                return Err(invalid(format!(
-                    "the key {k:?} appears twice in one object; send each field once"
-                )));
+                return Err(invalid(format!("the key {k:?} appears twice in one object; send each field once")));
             }
             map.insert(k, v);
         }
@@ -874,10 +854,7 @@ fn parse_json(data: &[u8], max_size: usize) -> Result<Value> {
             return e;
         }
         let at = e.offset();
-        let e = invalid(format!(
-            "the message is not valid JSON ({}); send exactly one UTF-8 JSON object per stream",
-            e.message()
-        ));
+        let e = invalid(format!("the message is not valid JSON ({}); send exactly one UTF-8 JSON object per stream", e.message()));
         match at {
             Some(o) => e.at(o),
             None => e,
@@ -992,20 +969,15 @@ pub fn encode_value(value: &Value) -> Result<Vec<u8>> {
 /// The highest protocol version both sides speak, or an
 /// `incompatible_version` error saying what each side offered.
 pub fn negotiate(local_versions: &[u8], remote_versions: &[u8]) -> Result<u8> {
-    local_versions
-        .iter()
-        .filter(|v| **v != 0 && remote_versions.contains(v))
-        .max()
-        .copied()
-        .ok_or_else(|| {
-            err(
-                ErrorCode::IncompatibleVersion,
-                format!(
-                    "no mutually supported protocol version: this agent supports {local_versions:?}, the peer offered \
+    local_versions.iter().filter(|v| **v != 0 && remote_versions.contains(v)).max().copied().ok_or_else(|| {
+        err(
+            ErrorCode::IncompatibleVersion,
+            format!(
+                "no mutually supported protocol version: this agent supports {local_versions:?}, the peer offered \
                      {remote_versions:?}; upgrade whichever side is older"
-                ),
-            )
-        })
+            ),
+        )
+    })
 }
 
 /// The payload of a hello (request when `selected_version` is None, reply
@@ -1054,10 +1026,7 @@ pub fn reply_with(request: &Envelope, kind: Kind, payload: Map<String, Value>, i
         return Err(err(
             ErrorCode::InvalidEnvelope,
             if expected.is_empty() {
-                format!(
-                    "a {} expects no reply; send a new message (ref null) or, for a failure, an error",
-                    request.kind
-                )
+                format!("a {} expects no reply; send a new message (ref null) or, for a failure, an error", request.kind)
             } else {
                 format!(
                     "a {} is answered with {}, not {kind}",
@@ -1088,14 +1057,7 @@ pub fn error_reply(request: &Envelope, code: ErrorCode, message: &str, retryable
 }
 
 /// [`error_reply`] with the id and timestamp given.
-pub fn error_reply_with(
-    request: &Envelope,
-    code: ErrorCode,
-    message: &str,
-    retryable: bool,
-    id: String,
-    ts: u64,
-) -> Envelope {
+pub fn error_reply_with(request: &Envelope, code: ErrorCode, message: &str, retryable: bool, id: String, ts: u64) -> Envelope {
     Envelope {
         v: request.v.max(1),
         id,
@@ -1107,7 +1069,6 @@ pub fn error_reply_with(
         payload: error_payload(code, message, retryable),
     }
 }
-
 
 mod session;
 pub use session::*;

@@ -130,7 +130,11 @@ pub struct Outbound {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum State {
     AwaitingHello,
-    Ready { peer: String, version: u8, peer_features: Vec<String> },
+    Ready {
+        peer: String,
+        version: u8,
+        peer_features: Vec<String>,
+    },
     /// Our hello was refused; only a new hello can help.
     Refused,
 }
@@ -238,12 +242,7 @@ impl Session {
     /// Start the handshake: the hello request to send to `to` on a new
     /// bidirectional stream.
     pub fn hello(&mut self, to: &str, now_ms: u64) -> Result<Outbound> {
-        let payload = hello_payload(
-            &self.config.protocol_versions,
-            None,
-            self.config.agent_name.as_deref(),
-            &self.config.features,
-        );
+        let payload = hello_payload(&self.config.protocol_versions, None, self.config.agent_name.as_deref(), &self.config.features);
         let env = Envelope::new_with(&self.config.local_id, to, Kind::Hello, payload, new_id(), now_ms.max(1))?;
         self.state = match &self.state {
             State::Refused => State::AwaitingHello,
@@ -262,8 +261,7 @@ impl Session {
             )));
         }
         let answering = env.ref_id.as_ref().and_then(|r| self.awaiting_reply.get(r).map(|k| (r.clone(), *k)));
-        let is_hello_traffic = env.kind == Kind::Hello
-            || answering.as_ref().is_some_and(|(_, k)| *k == Kind::Hello);
+        let is_hello_traffic = env.kind == Kind::Hello || answering.as_ref().is_some_and(|(_, k)| *k == Kind::Hello);
         match &self.state {
             State::Ready { peer, peer_features, .. } if !is_hello_traffic => {
                 if !same_agent(&env.to, peer) {
@@ -274,10 +272,7 @@ impl Session {
                 }
                 // Only requests need the peer's support up front; ack, result
                 // and capabilities answer requests the peer itself sent.
-                if env.kind.expects_response()
-                    && env.kind.is_optional()
-                    && !peer_features.iter().any(|f| f == env.kind.as_str())
-                {
+                if env.kind.expects_response() && env.kind.is_optional() && !peer_features.iter().any(|f| f == env.kind.as_str()) {
                     return Err(err(
                         ErrorCode::UnknownKind,
                         format!(
@@ -316,8 +311,7 @@ impl Session {
             Route::ReplyOnRequestStream
         } else if env.kind.expects_response() {
             let deadline_ms = env.payload.get("deadline_ms").and_then(Value::as_u64).unwrap_or(DEFAULT_DEADLINE_MS);
-            let report_back =
-                env.kind == Kind::Delegate && env.payload.get("report_back") != Some(&Value::Bool(false));
+            let report_back = env.kind == Kind::Delegate && env.payload.get("report_back") != Some(&Value::Bool(false));
             self.pending.insert(
                 env.id.clone(),
                 Pending {
@@ -418,10 +412,7 @@ impl Session {
             return Self::dropped(DropReason::WrongStream, "a hello reply that answers no hello sent by this side");
         }
         if !bidi && env.kind.expects_response() {
-            return Self::dropped(
-                DropReason::WrongStream,
-                format!("a {} is a request and must come on a bidirectional stream", env.kind),
-            );
+            return Self::dropped(DropReason::WrongStream, format!("a {} is a request and must come on a bidirectional stream", env.kind));
         }
         if self.is_replay(&env.id, now_ms) {
             return Self::dropped(
@@ -470,10 +461,7 @@ impl Session {
                 }
                 self.respond(&request, code, e.message().to_owned(), now_ms)
             }
-            _ => Self::dropped(
-                if code == ErrorCode::UnknownKind { DropReason::UnknownKind } else { DropReason::Malformed },
-                e.to_string(),
-            ),
+            _ => Self::dropped(if code == ErrorCode::UnknownKind { DropReason::UnknownKind } else { DropReason::Malformed }, e.to_string()),
         }
     }
 
@@ -485,10 +473,7 @@ impl Session {
             }
         }
         if !same_agent(&env.to, &self.config.local_id) {
-            let m = format!(
-                "this hello is addressed to {}, but this agent is {}; look the peer up again",
-                env.to, self.config.local_id
-            );
+            let m = format!("this hello is addressed to {}, but this agent is {}; look the peer up again", env.to, self.config.local_id);
             return self.respond(&env, ErrorCode::PeerNotFound, m, now_ms);
         }
         let remote: Vec<u8> = env
@@ -501,12 +486,8 @@ impl Session {
             Ok(v) => v,
             Err(e) => return self.respond(&env, ErrorCode::IncompatibleVersion, e.message().to_owned(), now_ms),
         };
-        let payload = hello_payload(
-            &self.config.protocol_versions,
-            Some(version),
-            self.config.agent_name.as_deref(),
-            &self.config.features,
-        );
+        let payload =
+            hello_payload(&self.config.protocol_versions, Some(version), self.config.agent_name.as_deref(), &self.config.features);
         let reply = Envelope {
             v: env.v,
             id: new_id(),
@@ -536,10 +517,7 @@ impl Session {
             );
         }
         if !same_agent(&env.from, &p.to) {
-            return Self::dropped(
-                DropReason::UnexpectedReply,
-                format!("a reply from {} to the {} sent to {}", env.from, p.kind, p.to),
-            );
+            return Self::dropped(DropReason::UnexpectedReply, format!("a reply from {} to the {} sent to {}", env.from, p.kind, p.to));
         }
         if self.is_replay(&env.id, now_ms) {
             return Self::dropped(DropReason::Replay, format!("message {} was already received", env.id));
@@ -549,11 +527,8 @@ impl Session {
                 let selected = env.payload.get("selected_version").and_then(Value::as_u64);
                 match selected {
                     Some(v) if v <= 255 && self.config.protocol_versions.contains(&(v as u8)) => {
-                        self.state = State::Ready {
-                            peer: env.from.clone(),
-                            version: v as u8,
-                            peer_features: string_list(&env.payload, "features"),
-                        };
+                        self.state =
+                            State::Ready { peer: env.from.clone(), version: v as u8, peer_features: string_list(&env.payload, "features") };
                     }
                     _ => {
                         return Self::dropped(
@@ -582,11 +557,7 @@ impl Session {
 }
 
 fn string_list(payload: &Map<String, Value>, key: &str) -> Vec<String> {
-    payload
-        .get(key)
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
-        .unwrap_or_default()
+    payload.get(key).and_then(Value::as_array).map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect()).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -676,7 +647,10 @@ mod tests {
         let ack = reply(&got, Kind::Ack, obj(json!({"accepted": true}))).unwrap();
         assert_eq!(b.send(&ack, 2002).unwrap().route, Route::ReplyOnRequestStream);
         // The same request cannot be answered twice on its stream.
-        assert_eq!(b.send(&reply(&got, Kind::Ack, obj(json!({"accepted": true}))).unwrap(), 2003).unwrap().route, Route::OpenUnidirectional);
+        assert_eq!(
+            b.send(&reply(&got, Kind::Ack, obj(json!({"accepted": true}))).unwrap(), 2003).unwrap().route,
+            Route::OpenUnidirectional
+        );
         let mut cancel = Envelope::new_with(A, B, Kind::Cancel, obj(json!({"reason": "plans changed"})), new_id(), 3000).unwrap();
         cancel.ref_id = Some(d.id.clone());
         assert_eq!(a.send(&cancel, 3000).unwrap().route, Route::OpenBidirectional);

@@ -43,12 +43,8 @@ pub(super) fn utf8_error(bytes: &[u8], bad: usize) -> Error {
     // The prefix up to `bad` is valid UTF-8 by definition of valid_up_to.
     let column = std::str::from_utf8(before.get(line_start..).unwrap_or_default()).map_or(1, |s| s.chars().count() + 1);
     let found = bytes.get(bad).copied().unwrap_or(0);
-    Error::new(
-        Format::Toon,
-        "TOON_INVALID_UTF8",
-        format!("invalid UTF-8 byte 0x{found:02x} (expected UTF-8 text)"),
-    )
-    .at_line(line, Some(column))
+    Error::new(Format::Toon, "TOON_INVALID_UTF8", format!("invalid UTF-8 byte 0x{found:02x} (expected UTF-8 text)"))
+        .at_line(line, Some(column))
 }
 
 /// The 1-based column of byte `offset` of `text` on the line starting at
@@ -82,9 +78,7 @@ pub(super) fn bad_unicode_escape(inner: &str, i: usize) -> Syn {
     } else if digits.len() != 4 || !digits.bytes().all(|c| c.is_ascii_hexdigit()) {
         format!("Invalid escape sequence: \\u must be followed by 4 hex digits, got \"{digits}\"")
     } else {
-        format!(
-            "Invalid escape sequence: \\u{digits} is a lone surrogate. Supplementary code points MUST appear as literal UTF-8"
-        )
+        format!("Invalid escape sequence: \\u{digits} is a lone surrogate. Supplementary code points MUST appear as literal UTF-8")
     };
     syn("TOON_INVALID_ESCAPE", msg, inner, i)
 }
@@ -154,11 +148,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
 
     #[cold]
     pub(super) fn over_indented(&self, line: &Line<'a>, expected: usize) -> Error {
-        self.error(
-            line,
-            "TOON_OVER_INDENTED",
-            format!("Over-indented line: expected depth {expected}, but found {}", line.depth),
-        )
+        self.error(line, "TOON_OVER_INDENTED", format!("Over-indented line: expected depth {expected}, but found {}", line.depth))
     }
 
     pub(super) fn check_depth_jump(&self, line: &Line<'a>, parent: usize) -> Result<()> {
@@ -175,11 +165,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
     /// A container is about to open at nesting level `level` (0 = root).
     pub(super) fn enter(&self, line: &Line<'a>, level: usize) -> Result<()> {
         if level >= self.max_depth {
-            return Err(self.error(
-                line,
-                "TOON_TOO_DEEP",
-                format!("arrays and objects nested deeper than {} levels", self.max_depth),
-            ));
+            return Err(self.error(line, "TOON_TOO_DEEP", format!("arrays and objects nested deeper than {} levels", self.max_depth)));
         }
         Ok(())
     }

@@ -43,7 +43,9 @@ pub enum Event<'e> {
     EndObject,
     /// The length the header declares (a double, as the reference holds
     /// it: `Infinity` for one beyond the doubles); `0` for `[]`.
-    StartArray { length: f64 },
+    StartArray {
+        length: f64,
+    },
     EndArray,
     Key(&'e str),
     Primitive(Primitive<'e>),
@@ -57,7 +59,10 @@ pub enum Primitive<'e> {
     Bool(bool),
     /// The double, and the token it was read from (a binding that keeps
     /// integers exact reads those from `text`: no `.`, `e` or `E`).
-    Number { value: f64, text: &'e str },
+    Number {
+        value: f64,
+        text: &'e str,
+    },
     String(Cow<'e, str>),
 }
 
@@ -160,7 +165,13 @@ pub(super) struct Held {
 impl Held {
     fn of(line: &Line<'_>, text: &str) -> Held {
         let content_start = (line.content.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
-        Held { raw_start: line.raw_start, content_start, content_end: content_start + line.content.len(), depth: line.depth, number: line.number }
+        Held {
+            raw_start: line.raw_start,
+            content_start,
+            content_end: content_start + line.content.len(),
+            depth: line.depth,
+            number: line.number,
+        }
     }
 
     fn line<'t>(&self, text: &'t str) -> Line<'t> {
@@ -198,7 +209,9 @@ pub(super) enum Phase {
     Root(Held),
     /// The frames on the stack are open; when none is left the document
     /// ends (`then_trailing`: a root array, after which no line may come).
-    Body { then_trailing: bool },
+    Body {
+        then_trailing: bool,
+    },
     /// `assertFullyConsumed`.
     Trailing,
     Done,
@@ -360,7 +373,8 @@ impl Walk {
         }
         // An array reports the first blank line after its first item (once
         // it has a later one): the others cannot be reported.
-        let mut keep: Vec<usize> = starts.iter().filter_map(|&s| self.blanks.get(self.blanks.partition_point(|&n| n <= s)).copied()).collect();
+        let mut keep: Vec<usize> =
+            starts.iter().filter_map(|&s| self.blanks.get(self.blanks.partition_point(|&n| n <= s)).copied()).collect();
         keep.sort_unstable();
         keep.dedup();
         self.blanks = keep;
@@ -486,11 +500,7 @@ impl<'t> Cx<'t, '_, '_> {
             return Ok(());
         }
         if !key_value && following.is_some_and(|l| l.depth == 0) {
-            return Err(self.d.error(
-                &first,
-                "TOON_ROOT_FORM",
-                "Top-level document must start with a key-value or array-header line",
-            ));
+            return Err(self.d.error(&first, "TOON_ROOT_FORM", "Top-level document must start with a key-value or array-header line"));
         }
         let seen = self.w.seen.begin(self.w.strict);
         self.emit(Event::StartObject);
@@ -574,11 +584,7 @@ impl<'t> Cx<'t, '_, '_> {
         };
         let Some(Frame::List { length, count, level, .. }) = self.w.stack.last() else { return Err(internal()) };
         let (length, count, level) = (*length, *count, *level);
-        let line = if !self.w.strict || (count as f64) < length {
-            self.d.r.peek()?.filter(|l| l.depth > base_depth)
-        } else {
-            None
-        };
+        let line = if !self.w.strict || (count as f64) < length { self.d.r.peek()?.filter(|l| l.depth > base_depth) } else { None };
         match line {
             Some(line) if line.content.starts_with("- ") || line.content == "-" || line.depth != item_depth => {
                 if line.depth != item_depth {
@@ -702,13 +708,8 @@ impl<'t> Cx<'t, '_, '_> {
     /// A frame for the rows of the tabular header `h` just read (its field
     /// list is the decoder's), or the entries of the keyed one.
     fn push_table(&mut self, keyed: bool, h: &Header<'t>, line: &Line<'t>, base_depth: usize, level: usize) {
-        let fields: Vec<Field<'static>> = self
-            .d
-            .fields
-            .fields
-            .iter()
-            .map(|f| Field { name: Cow::Owned(f.name.to_string()), quoted: f.quoted, next: f.next })
-            .collect();
+        let fields: Vec<Field<'static>> =
+            self.d.fields.fields.iter().map(|f| Field { name: Cow::Owned(f.name.to_string()), quoted: f.quoted, next: f.next }).collect();
         let header = self.mark(line);
         self.w.stack.push(Frame::Table(Box::new(Table {
             keyed,

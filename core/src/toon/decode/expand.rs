@@ -215,10 +215,7 @@ fn insert_path(obj: &mut Obj, segments: &[&str], value: Tree, strict: bool) -> R
                     return Err(Error::new(
                         Format::Toon,
                         "TOON_EXPANSION_CONFLICT",
-                        format!(
-                            "Path expansion conflict at segment \"{seg}\": expected object but found {}",
-                            other.type_name()
-                        ),
+                        format!("Path expansion conflict at segment \"{seg}\": expected object but found {}", other.type_name()),
                     ));
                 }
                 true

@@ -94,19 +94,15 @@ fn parse_header<'a>(content: &'a str, strict: bool, list: &mut FieldList<'a>) ->
     }
     let invalid = |code, msg: String, at| Err(syn(code, msg, content, at));
     let Some(bracket_end) = find_unquoted(b, b']', bracket_start) else {
-        return invalid(
-            "TOON_INVALID_HEADER",
-            "Unterminated bracket segment (expected ']')".into(),
-            bracket_start,
-        );
+        return invalid("TOON_INVALID_HEADER", "Unterminated bracket segment (expected ']')".into(), bracket_start);
     };
     let mut brace_end = bracket_end + 1;
     // Only a `{` before the first colon after `]` can open a field list
     // (with a later one the colon below is that first colon, before it),
     // so it is looked for only up to there: an inline array's values are
     // not scanned for it.
-    let brace_start = find_unquoted(b, b':', bracket_end)
-        .and_then(|colon| find_unquoted(b.get(..colon).unwrap_or_default(), b'{', bracket_end));
+    let brace_start =
+        find_unquoted(b, b':', bracket_end).and_then(|colon| find_unquoted(b.get(..colon).unwrap_or_default(), b'{', bracket_end));
     let mut matching_brace = None;
     if let Some(bs) = brace_start {
         if let Some(e) = header_gap(content, bracket_end + 1, bs, "field list (expected '{' right after ']')") {
@@ -118,11 +114,7 @@ fn parse_header<'a>(content: &'a str, strict: bool, list: &mut FieldList<'a>) ->
         }
     }
     let Some(colon) = find_unquoted(b, b':', brace_end) else {
-        return invalid(
-            "TOON_MISSING_COLON",
-            "Missing colon after array header (expected ':')".into(),
-            brace_end.min(b.len()),
-        );
+        return invalid("TOON_MISSING_COLON", "Missing colon after array header (expected ':')".into(), brace_end.min(b.len()));
     };
     if let Some(e) = header_gap(content, brace_end, colon, "colon (expected ':' right after the header)") {
         return Err(e);
@@ -198,15 +190,7 @@ fn parse_header<'a>(content: &'a str, strict: bool, list: &mut FieldList<'a>) ->
             return invalid("TOON_DUPLICATE_FIELD", dup_msg(&d), brace_start.unwrap_or(0));
         }
     }
-    Ok(Some(Header {
-        key,
-        key_quoted,
-        length,
-        delim,
-        fields,
-        keyed,
-        inline: (!after_colon.is_empty()).then_some(after_colon),
-    }))
+    Ok(Some(Header { key, key_quoted, length, delim, fields, keyed, inline: (!after_colon.is_empty()).then_some(after_colon) }))
 }
 
 /// `N`, `N:` (keyed), with an optional tab or pipe delimiter marker last.
@@ -234,9 +218,7 @@ fn parse_bracket_segment(seg: &str) -> Result<(f64, u8, bool), String> {
         _ => false,
     };
     if !ok {
-        return Err(format!(
-            "Invalid array length: \"{seg}\" (expected non-negative integer with no leading zeros)"
-        ));
+        return Err(format!("Invalid array length: \"{seg}\" (expected non-negative integer with no leading zeros)"));
     }
     // Up to 15 digits the value is exact as a u64 and as a double.
     let length = if b.len() <= 15 {
@@ -291,12 +273,7 @@ fn parse_field_entry<'a>(entry: &'a str, delim: u8, out: &mut Vec<Field<'a>>, de
     let t = trim_spaces(entry);
     let tb = t.as_bytes();
     if t.is_empty() {
-        return Err(syn(
-            "TOON_INVALID_FIELDS",
-            "Empty field name in field list (expected a name between delimiters)",
-            entry,
-            0,
-        ));
+        return Err(syn("TOON_INVALID_FIELDS", "Empty field name in field list (expected a name between delimiters)", entry, 0));
     }
     let Some(gs) = find_unquoted(tb, b'{', 0) else {
         let name = string_literal(t)?;
@@ -305,12 +282,7 @@ fn parse_field_entry<'a>(entry: &'a str, delim: u8, out: &mut Vec<Field<'a>>, de
     };
     let name_part = sub(t, 0, gs);
     if name_part.is_empty() {
-        return Err(syn(
-            "TOON_INVALID_FIELDS",
-            "Missing field name before nested field group (expected name{...})",
-            t,
-            0,
-        ));
+        return Err(syn("TOON_INVALID_FIELDS", "Missing field name before nested field group (expected name{...})", t, 0));
     }
     if name_part.ends_with(' ') {
         return Err(syn(
@@ -321,12 +293,7 @@ fn parse_field_entry<'a>(entry: &'a str, delim: u8, out: &mut Vec<Field<'a>>, de
         ));
     }
     let Some(ge) = find_matching_brace(tb, gs) else {
-        return Err(syn(
-            "TOON_INVALID_FIELDS",
-            "Unmatched brace in field list (expected '}')",
-            t,
-            gs,
-        ));
+        return Err(syn("TOON_INVALID_FIELDS", "Unmatched brace in field list (expected '}')", t, gs));
     };
     if ge != tb.len() - 1 {
         return Err(syn(
@@ -337,12 +304,7 @@ fn parse_field_entry<'a>(entry: &'a str, delim: u8, out: &mut Vec<Field<'a>>, de
         ));
     }
     if depth >= MAX_FIELD_DEPTH {
-        return Err(syn(
-            "TOON_TOO_DEEP",
-            format!("field groups nested deeper than {MAX_FIELD_DEPTH} levels"),
-            t,
-            gs,
-        ));
+        return Err(syn("TOON_TOO_DEEP", format!("field groups nested deeper than {MAX_FIELD_DEPTH} levels"), t, gs));
     }
     let index = out.len();
     out.push(Field { name: Cow::Borrowed(""), quoted: trim_spaces(name_part).starts_with('"'), next: 0 });

@@ -81,8 +81,7 @@ impl<'a> SeenKeys<'a> {
         };
         self.stack.push((tag, k));
         if n + 1 == LINEAR {
-            let keys: Vec<Cow<'a, str>> =
-                self.stack.get(f.base..).unwrap_or_default().iter().map(|&(_, k)| self.cow(k)).collect();
+            let keys: Vec<Cow<'a, str>> = self.stack.get(f.base..).unwrap_or_default().iter().map(|&(_, k)| self.cow(k)).collect();
             for k in keys {
                 self.big.insert((f.id, k));
             }
@@ -93,8 +92,7 @@ impl<'a> SeenKeys<'a> {
     pub(super) fn end(&mut self, f: Option<SeenFrame>) {
         let Some(f) = f else { return };
         if self.stack.len() - f.base >= LINEAR {
-            let keys: Vec<Cow<'a, str>> =
-                self.stack.get(f.base..).unwrap_or_default().iter().map(|&(_, k)| self.cow(k)).collect();
+            let keys: Vec<Cow<'a, str>> = self.stack.get(f.base..).unwrap_or_default().iter().map(|&(_, k)| self.cow(k)).collect();
             for k in keys {
                 self.big.remove(&(f.id, k));
             }

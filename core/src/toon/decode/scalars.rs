@@ -83,12 +83,7 @@ fn parse_hex4(h: &[u8]) -> Option<u32> {
 pub(super) fn quoted_inner(token: &str) -> Result<&str, Syn> {
     let b = token.as_bytes();
     let Some(close) = find_closing_quote(b, 0) else {
-        return Err(syn(
-            "TOON_UNTERMINATED_STRING",
-            "Unterminated string: missing closing quote (expected '\"')",
-            token,
-            0,
-        ));
+        return Err(syn("TOON_UNTERMINATED_STRING", "Unterminated string: missing closing quote (expected '\"')", token, 0));
     };
     if close != b.len() - 1 {
         return Err(syn(
@@ -123,12 +118,7 @@ pub(super) fn parse_key_token(content: &str) -> Result<(Cow<'_, str>, usize), Sy
     let b = content.as_bytes();
     if b.first() == Some(&b'"') {
         let Some(close) = find_closing_quote(b, 0) else {
-            return Err(syn(
-                "TOON_UNTERMINATED_STRING",
-                "Unterminated quoted key (expected '\"')",
-                content,
-                0,
-            ));
+            return Err(syn("TOON_UNTERMINATED_STRING", "Unterminated quoted key (expected '\"')", content, 0));
         };
         let inner = sub(content, 1, close);
         let mut scratch = String::new();
@@ -263,10 +253,8 @@ fn read_digits(t: &[u8], mut i: usize, m: &mut u64) -> usize {
 }
 
 /// Exact powers of ten as doubles (10^22 is the last one exact).
-const POW10: [f64; 23] = [
-    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19,
-    1e20, 1e21, 1e22,
-];
+const POW10: [f64; 23] =
+    [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22];
 
 // ---------------------------------------------------------------- primitives
 

@@ -82,13 +82,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
             return self.primitive(b, first.content, &first);
         }
         if !key_value && following.is_some_and(|l| l.depth == 0) {
-            return Err(self
-                .error(
-                    &first,
-                    "TOON_ROOT_FORM",
-                    "Top-level document must start with a key-value or array-header line",
-                )
-                .into());
+            return Err(self.error(&first, "TOON_ROOT_FORM", "Top-level document must start with a key-value or array-header line").into());
         }
         let seen = self.seen.begin(self.track_keys);
         b.begin_object()?;
@@ -135,11 +129,8 @@ impl<'a, V, K> Decoder<'a, V, K> {
                 }
                 Frame::List { length, item_depth, base_depth, count, start, level, .. } => {
                     let (item_depth, level) = (*item_depth, *level);
-                    let line = if !self.strict || (*count as f64) < *length {
-                        self.r.peek()?.filter(|l| l.depth > *base_depth)
-                    } else {
-                        None
-                    };
+                    let line =
+                        if !self.strict || (*count as f64) < *length { self.r.peek()?.filter(|l| l.depth > *base_depth) } else { None };
                     match line {
                         Some(line) => {
                             if line.depth != item_depth {
@@ -298,13 +289,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
                     b.begin_object()?;
                     self.pending.push(k);
                     let seen = self.seen.begin(self.track_keys);
-                    stack.push(Frame::Object {
-                        min_depth: base_depth + 1,
-                        depth: None,
-                        seen,
-                        base: self.entries.len(),
-                        level: level + 1,
-                    });
+                    stack.push(Frame::Object { min_depth: base_depth + 1, depth: None, seen, base: self.entries.len(), level: level + 1 });
                     return Ok(());
                 }
                 _ => {
@@ -428,9 +413,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
         level: usize,
     ) -> Result<V, B::Error> {
         let row_depth = self.content_depth(base_depth)?;
-        self.with_fields(b, |d, b, fields, keys| {
-            d.table_rows(b, h, fields, keys, header_line, base_depth, row_depth, level)
-        })
+        self.with_fields(b, |d, b, fields, keys| d.table_rows(b, h, fields, keys, header_line, base_depth, row_depth, level))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -511,11 +494,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
             if let Some(next) = self.r.peek()? {
                 if next.depth == row_depth && !next.content.starts_with("- ") && is_data_row(next.content, h.delim) {
                     return Err(self
-                        .error(
-                            &next,
-                            "TOON_LENGTH_MISMATCH",
-                            format!("Expected {} tabular rows, but found more", js_number(h.length)),
-                        )
+                        .error(&next, "TOON_LENGTH_MISMATCH", format!("Expected {} tabular rows, but found more", js_number(h.length)))
                         .into());
                 }
             }
@@ -535,9 +514,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
         let entry_depth = self.content_depth(base_depth)?;
         self.enter(header_line, level)?;
         b.begin_object()?;
-        self.with_fields(b, |d, b, fields, keys| {
-            d.keyed_entries(b, h, fields, keys, header_line, base_depth, entry_depth, level)
-        })
+        self.with_fields(b, |d, b, fields, keys| d.keyed_entries(b, h, fields, keys, header_line, base_depth, entry_depth, level))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -567,11 +544,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
             }
             if !is_key_value_content(line.content) {
                 return Err(self
-                    .error(
-                        &line,
-                        "TOON_EXPECTED_ENTRY_ROW",
-                        "Expected entry row inside keyed tabular object (a \"key: cells\" line)",
-                    )
+                    .error(&line, "TOON_EXPECTED_ENTRY_ROW", "Expected entry row inside keyed tabular object (a \"key: cells\" line)")
                     .into());
             }
             self.r.next()?;
@@ -685,9 +658,7 @@ impl<'a, V, K> Decoder<'a, V, K> {
         } else if let Some(rest) = line.content.strip_prefix("- ") {
             rest.trim_start_matches(' ')
         } else {
-            return Err(self
-                .error(&line, "TOON_EXPECTED_LIST_ITEM", "Expected list item to start with \"- \"")
-                .into());
+            return Err(self.error(&line, "TOON_EXPECTED_LIST_ITEM", "Expected list item to start with \"- \"").into());
         };
         if trim_spaces(after).is_empty() {
             self.enter(&line, level)?;

@@ -32,10 +32,7 @@ fn basic_forms() {
 #[test]
 fn numbers() {
     let v = d("[9]: 42,-0,1.5,1e3,05,1e999,9223372036854775807,9223372036854775808,-0.0").unwrap();
-    assert_eq!(
-        v,
-        json!([42, 0, 1.5, 1000.0, "05", "1e999", 9223372036854775807i64, 9223372036854775808.0, 0.0])
-    );
+    assert_eq!(v, json!([42, 0, 1.5, 1000.0, "05", "1e999", 9223372036854775807i64, 9223372036854775808.0, 0.0]));
     assert!(v[1].is_i64());
     assert!(v[3].is_f64());
     assert_eq!(v[8].as_f64().map(f64::is_sign_positive), Some(true));
@@ -168,9 +165,9 @@ mod props {
     /// markers, quotes, escapes, delimiters, comments.
     fn toonish() -> impl Strategy<Value = String> {
         let token = prop::sample::select(vec![
-            "a", "b", "k", "\"k\"", "\"a b\"", ":", ": ", " ", ",", "|", "\t", "[2]", "[1]", "[0]", "[2:]", "[2|]",
-            "[1\t]", "{a,b}", "{a}", "{g{x}}", "- ", "-", "1", "-0", "1e5", "05", "x", "\"", "\\n", "\\u00e9",
-            "\\ud800", "#", "[]", "{", "}", "[", "]", "\r", "é", "😀", "\u{feff}",
+            "a", "b", "k", "\"k\"", "\"a b\"", ":", ": ", " ", ",", "|", "\t", "[2]", "[1]", "[0]", "[2:]", "[2|]", "[1\t]", "{a,b}",
+            "{a}", "{g{x}}", "- ", "-", "1", "-0", "1e5", "05", "x", "\"", "\\n", "\\u00e9", "\\ud800", "#", "[]", "{", "}", "[", "]",
+            "\r", "é", "😀", "\u{feff}",
         ]);
         let indent = prop::sample::select(vec!["", "", "  ", "    ", "      ", " ", "   ", "\t", "  \t"]);
         let line = (indent, prop::collection::vec(token, 0..7)).prop_map(|(i, t)| format!("{i}{}", t.concat()));

@@ -55,11 +55,7 @@ type Entry<'a, V> = Result<(&'a str, V), <V as EncodeValue<'a>>::Error>;
 /// The value of field `name` in `row`: the row's next entry when its key
 /// matches (rows usually share the first row's key order), else a lookup.
 #[inline]
-pub(super) fn field_value<'k, V: EncodeValue<'k>>(
-    row: &V,
-    next: Option<Entry<'k, V>>,
-    name: &str,
-) -> Result<Option<V>, V::Error> {
+pub(super) fn field_value<'k, V: EncodeValue<'k>>(row: &V, next: Option<Entry<'k, V>>, name: &str) -> Result<Option<V>, V::Error> {
     if let Some(entry) = next {
         let (k, v) = entry?;
         // Rows built the same way usually share their key objects, so a

@@ -5,9 +5,9 @@
 
 use super::{value_changed, Kind};
 use crate::error::Result;
-use crate::toon::syntax::is_safe_unquoted;
 #[cfg(all(target_arch = "x86_64", not(any(polywire_portable, feature = "portable"))))]
 use crate::toon::syntax::is_numeric_like;
+use crate::toon::syntax::is_safe_unquoted;
 
 /// `out.push_str(s)` for the short pieces the encoder mostly writes (keys,
 /// cells, numbers): copied with two overlapping loads and stores instead of
@@ -188,10 +188,8 @@ fn push_two_vector_string(out: &mut String, s: &str, delim: u8) {
             let escape = _mm_or_si128(control, _mm_or_si128(eq(b'"'), eq(b'\\')));
             // `[`/`{` and `]`/`}` differ only in bit 5.
             let folded = _mm_or_si128(x, _mm_set1_epi8(0x20));
-            let brackets = _mm_or_si128(
-                _mm_cmpeq_epi8(folded, _mm_set1_epi8(b'{' as i8)),
-                _mm_cmpeq_epi8(folded, _mm_set1_epi8(b'}' as i8)),
-            );
+            let brackets =
+                _mm_or_si128(_mm_cmpeq_epi8(folded, _mm_set1_epi8(b'{' as i8)), _mm_cmpeq_epi8(folded, _mm_set1_epi8(b'}' as i8)));
             (escape, _mm_or_si128(brackets, _mm_or_si128(eq(b':'), eq(delim))))
         };
         let ((escape_head, quote_head), (escape_tail, quote_tail)) = (marks(head), marks(tail));
@@ -294,7 +292,17 @@ macro_rules! push_long_string_body {
 pub(super) fn push_long_string_sse2(out: &mut String, s: &str, delim: u8) {
     use std::arch::x86_64::*;
     push_long_string_body!(
-        out, s, delim, __m128i, 16, _mm_loadu_si128, _mm_storeu_si128, _mm_cmpeq_epi8, _mm_set1_epi8, _mm_or_si128, _mm_max_epu8,
+        out,
+        s,
+        delim,
+        __m128i,
+        16,
+        _mm_loadu_si128,
+        _mm_storeu_si128,
+        _mm_cmpeq_epi8,
+        _mm_set1_epi8,
+        _mm_or_si128,
+        _mm_max_epu8,
         _mm_movemask_epi8
     )
 }
@@ -307,8 +315,18 @@ pub(super) fn push_long_string_sse2(out: &mut String, s: &str, delim: u8) {
 pub(super) unsafe fn push_long_string_avx2(out: &mut String, s: &str, delim: u8) {
     use std::arch::x86_64::*;
     push_long_string_body!(
-        out, s, delim, __m256i, 32, _mm256_loadu_si256, _mm256_storeu_si256, _mm256_cmpeq_epi8, _mm256_set1_epi8, _mm256_or_si256,
-        _mm256_max_epu8, _mm256_movemask_epi8
+        out,
+        s,
+        delim,
+        __m256i,
+        32,
+        _mm256_loadu_si256,
+        _mm256_storeu_si256,
+        _mm256_cmpeq_epi8,
+        _mm256_set1_epi8,
+        _mm256_or_si256,
+        _mm256_max_epu8,
+        _mm256_movemask_epi8
     )
 }
 

@@ -90,7 +90,15 @@ fn long_strings_in_one_pass_agree_with_the_scans() {
                 }
             }
         }
-        for s in ["-aaaaaaaaaaaaaaaaaa", " aaaaaaaaaaaaaaaaaa", "aaaaaaaaaaaaaaaaaa ", "#aaaaaaaaaaaaaaaaaa", "1234567890123456789", "-1.5e+123456789012", "12345678901234567a"] {
+        for s in [
+            "-aaaaaaaaaaaaaaaaaa",
+            " aaaaaaaaaaaaaaaaaa",
+            "aaaaaaaaaaaaaaaaaa ",
+            "#aaaaaaaaaaaaaaaaaa",
+            "1234567890123456789",
+            "-1.5e+123456789012",
+            "12345678901234567a",
+        ] {
             check(s);
         }
     }
@@ -114,10 +122,7 @@ fn numbers_in_ecmascript_form() {
         Default::default(),
     )
     .expect("parses");
-    assert_eq!(
-        enc(v),
-        "[9]: 1,0,1e+21,100000000000000000000,1e-7,0.000001,5e-324,18446744073709551615,-9223372036854775808"
-    );
+    assert_eq!(enc(v), "[9]: 1,0,1e+21,100000000000000000000,1e-7,0.000001,5e-324,18446744073709551615,-9223372036854775808");
     let mut out = String::new();
     push_f64(&mut out, f64::NAN);
     push_f64(&mut out, f64::NEG_INFINITY);
@@ -198,10 +203,7 @@ fn string_quoting() {
 
 #[test]
 fn key_quoting() {
-    assert_eq!(
-        enc(json!({"a.b_1": 1, "1a": 2, "": 3, "a-b": 4, "é": 5})),
-        "a.b_1: 1\n\"1a\": 2\n\"\": 3\n\"a-b\": 4\n\"é\": 5"
-    );
+    assert_eq!(enc(json!({"a.b_1": 1, "1a": 2, "": 3, "a-b": 4, "é": 5})), "a.b_1: 1\n\"1a\": 2\n\"\": 3\n\"a-b\": 4\n\"é\": 5");
 }
 
 #[test]
@@ -211,18 +213,12 @@ fn keys_in_javascript_order() {
         "\"2\": 4\n\"10\": 2\nb: 1\na: 3\n\"01\": 5\n\"4294967295\": 6"
     );
     // Tabular fields follow the first row's JavaScript order too.
-    assert_eq!(
-        enc(json!([{"x": 1, "1": 2}, {"1": 3, "x": 4}])),
-        "[2]{\"1\",x}:\n  2,1\n  3,4"
-    );
+    assert_eq!(enc(json!([{"x": 1, "1": 2}, {"1": 3, "x": 4}])), "[2]{\"1\",x}:\n  2,1\n  3,4");
 }
 
 #[test]
 fn tabular_rows_in_any_key_order() {
-    assert_eq!(
-        enc(json!({"t": [{"a": 1, "b": 2}, {"b": 3, "a": 4}]})),
-        "t[2]{a,b}:\n  1,2\n  4,3"
-    );
+    assert_eq!(enc(json!({"t": [{"a": 1, "b": 2}, {"b": 3, "a": 4}]})), "t[2]{a,b}:\n  1,2\n  4,3");
     // A missing or extra key, or a non-primitive cell, breaks the table.
     assert_eq!(enc(json!([{"a": 1}, {"b": 1}])), "[2]:\n  - a: 1\n  - b: 1");
     assert_eq!(enc(json!([{"a": 1}, {"a": [1]}])), "[2]:\n  - a: 1\n  - a[1]: 1");
@@ -231,17 +227,10 @@ fn tabular_rows_in_any_key_order() {
 #[test]
 fn nested_field_groups_and_keyed_objects() {
     assert_eq!(
-        enc_with(
-            json!({"o": [{"id": 1, "c": {"n": "A", "k": 1}}, {"id": 2, "c": {"k": 2, "n": "B"}}]}),
-            Delimiter::Pipe,
-            1
-        ),
+        enc_with(json!({"o": [{"id": 1, "c": {"n": "A", "k": 1}}, {"id": 2, "c": {"k": 2, "n": "B"}}]}), Delimiter::Pipe, 1),
         "o[2|]{id|c{n|k}}:\n 1|A|1\n 2|B|2"
     );
-    assert_eq!(
-        enc(json!({"s": {"x": {"h": "a", "p": 1}, "y": {"h": "b", "p": 2}}})),
-        "s[2:]{h,p}:\n  x: a,1\n  y: b,2"
-    );
+    assert_eq!(enc(json!({"s": {"x": {"h": "a", "p": 1}, "y": {"h": "b", "p": 2}}})), "s[2:]{h,p}:\n  x: a,1\n  y: b,2");
     assert_eq!(enc_with(json!({"x": {"p": 1}, "y": {"p": 2}}), Delimiter::Tab, 2), "[2:\t]{p}:\n  x: 1\n  y: 2");
     // One entry, or an empty object value: ordinary nesting.
     assert_eq!(enc(json!({"s": {"x": {"p": 1}}})), "s:\n  x:\n    p: 1");
@@ -263,8 +252,7 @@ fn indent_option() {
     let v = json!({"a": {"b": [{"c": 1, "d": [1]}]}});
     assert_eq!(enc_with(v.clone(), Delimiter::Comma, 0), "a:\nb[1]:\n- c: 1\nd[1]: 1");
     assert_eq!(enc_with(v, Delimiter::Comma, 3), "a:\n   b[1]:\n      - c: 1\n         d[1]: 1");
-    let e = encode_value(&json!(1), &EncodeOptions { indent: MAX_INDENT + 1, ..Default::default() })
-        .expect_err("indent too large");
+    let e = encode_value(&json!(1), &EncodeOptions { indent: MAX_INDENT + 1, ..Default::default() }).expect_err("indent too large");
     assert_eq!(e.code(), "TOON_INVALID_OPTION");
 }
 
@@ -272,12 +260,7 @@ fn indent_option() {
 fn depth_is_bounded() {
     // Debug builds take about 2.7 KiB of stack per level (release about
     // 0.5 KiB): more than the 2 MiB of a test thread at MAX_DEPTH.
-    std::thread::Builder::new()
-        .stack_size(32 << 20)
-        .spawn(depth_is_bounded_body)
-        .expect("spawn")
-        .join()
-        .expect("no panic");
+    std::thread::Builder::new().stack_size(32 << 20).spawn(depth_is_bounded_body).expect("spawn").join().expect("no panic");
 }
 
 fn depth_is_bounded_body() {
@@ -330,35 +313,21 @@ fn key_folding() {
     assert_eq!(fold(json!({"x.a.b": 1, "x": {"y": 1, "a": {"b": 2}}}), m), "x.a.b: 1\nx:\n  y: 1\n  a:\n    b: 2");
     assert_eq!(fold(json!({"x.a.b": 1, "y": {"y": 1, "a": {"b": 2}}}), m), "x.a.b: 1\ny:\n  y: 1\n  a.b: 2");
     // The remaining depth shrinks along a folded chain only.
-    assert_eq!(
-        fold(json!({"a": {"b": {"c": 1, "d": {"e": {"f": 1}}}}}), 2),
-        "a.b:\n  c: 1\n  d:\n    e:\n      f: 1"
-    );
+    assert_eq!(fold(json!({"a": {"b": {"c": 1, "d": {"e": {"f": 1}}}}}), 2), "a.b:\n  c: 1\n  d:\n    e:\n      f: 1");
     assert_eq!(fold(json!({"a": {"c": 1, "d": {"e": {"f": 1}}}}), 2), "a:\n  c: 1\n  d.e:\n    f: 1");
     // A folded key takes v4 forms like any key.
     assert_eq!(fold(json!({"a": {"b": {"x": {"p": 1}, "y": {"p": 2}}}}), m), "a.b[2:]{p}:\n  x: 1\n  y: 2");
     // In list items the first key stays; the others fold, with every
     // key of the item as a sibling.
-    assert_eq!(
-        fold(json!([{"a": {"b": 1}, "c": {"d": 1}, "z": 1}, 1]), m),
-        "[2]:\n  - a:\n      b: 1\n    c.d: 1\n    z: 1\n  - 1"
-    );
-    assert_eq!(
-        fold(json!([{"a.b": 1, "a": {"b": 2}}, 1]), m),
-        "[2]:\n  - a.b: 1\n    a:\n      b: 2\n  - 1"
-    );
+    assert_eq!(fold(json!([{"a": {"b": 1}, "c": {"d": 1}, "z": 1}, 1]), m), "[2]:\n  - a:\n      b: 1\n    c.d: 1\n    z: 1\n  - 1");
+    assert_eq!(fold(json!([{"a.b": 1, "a": {"b": 2}}, 1]), m), "[2]:\n  - a.b: 1\n    a:\n      b: 2\n  - 1");
     // Off by default.
     assert_eq!(enc(json!({"a": {"b": 1}})), "a:\n  b: 1");
 }
 
 #[test]
 fn folding_depth_is_bounded() {
-    std::thread::Builder::new()
-        .stack_size(32 << 20)
-        .spawn(folding_depth_is_bounded_body)
-        .expect("spawn")
-        .join()
-        .expect("no panic");
+    std::thread::Builder::new().stack_size(32 << 20).spawn(folding_depth_is_bounded_body).expect("spawn").join().expect("no panic");
 }
 
 fn folding_depth_is_bounded_body() {
@@ -445,11 +414,7 @@ impl<'a> EncodeValue<'a> for Shifty<'a> {
         self.0.as_object().map_or(0, serde_json::Map::len)
     }
     fn object_entries(&self) -> impl Iterator<Item = Result<(&'a str, Self)>> + '_ {
-        self.0
-            .as_object()
-            .into_iter()
-            .flatten()
-            .map(|(k, v)| Ok((k.as_str(), Shifty(v, self.1, self.2))))
+        self.0.as_object().into_iter().flatten().map(|(k, v)| Ok((k.as_str(), Shifty(v, self.1, self.2))))
     }
     fn object_get(&self, key: &str) -> Result<Option<Self>> {
         Ok(self.0.get(key).map(|v| Shifty(v, self.1, self.2)))
@@ -466,7 +431,10 @@ fn one_pass_tables_roll_back() {
         ("[{\"a\":1},2]", "[2]:\n  - a: 1\n  - 2"),
         ("[{\"a\":1,\"b\":2},{\"b\":3,\"a\":4}]", "[2]{a,b}:\n  1,2\n  4,3"),
         ("{\"k\":[{\"a\":1},{\"a\":[1]}],\"z\":1}", "k[2]:\n  - a: 1\n  - a[1]: 1\nz: 1"),
-        ("[{\"x\":[{\"a\":1},{\"b\":2}],\"y\":[{\"a\":1},{\"a\":2}]}]", "[1]:\n  - x[2]:\n      - a: 1\n      - b: 2\n    y[2]{a}:\n      1\n      2"),
+        (
+            "[{\"x\":[{\"a\":1},{\"b\":2}],\"y\":[{\"a\":1},{\"a\":2}]}]",
+            "[1]:\n  - x[2]:\n      - a: 1\n      - b: 2\n    y[2]{a}:\n      1\n      2",
+        ),
         ("[{\"a\":1},{\"a\":1,\"b\":2}]", "[2]:\n  - a: 1\n  - a: 1\n    b: 2"),
         ("{\"t\":[{\"a\":\"x\"},{\"b\":\"y\"}]}", "t[2]:\n  - a: x\n  - b: y"),
         ("[{\"a\":1},{\"a\":{}}]", "[2]:\n  - a: 1\n  - a:"),
@@ -494,10 +462,16 @@ fn one_pass_tables_roll_back() {
 fn index_keys_restart_the_walk() {
     let cases = [
         ("{\"a\":{\"b\":1,\"1\":2,\"0\":3},\"2\":\"x\"}", "\"2\": x\na:\n  \"0\": 3\n  \"1\": 2\n  b: 1"),
-        ("[{\"x\":1,\"10\":2,\"9\":3},{\"y\":{\"b\":1,\"0\":[1,2]}}]", "[2]:\n  - \"9\": 3\n    \"10\": 2\n    x: 1\n  - y:\n      \"0\"[2]: 1,2\n      b: 1"),
+        (
+            "[{\"x\":1,\"10\":2,\"9\":3},{\"y\":{\"b\":1,\"0\":[1,2]}}]",
+            "[2]:\n  - \"9\": 3\n    \"10\": 2\n    x: 1\n  - y:\n      \"0\"[2]: 1,2\n      b: 1",
+        ),
         ("{\"k\":[{\"b\":1,\"0\":2},{\"b\":3,\"0\":4}]}", "k[2]{\"0\",b}:\n  2,1\n  4,3"),
         ("{\"01\":1,\"4294967295\":2,\"4294967294\":3,\"z\":4}", "\"4294967294\": 3\n\"01\": 1\n\"4294967295\": 2\nz: 4"),
-        ("{\"a\":{\"b\":{\"c\":{\"5\":1,\"d\":2}}},\"e\":[{\"f\":{\"3\":1,\"g\":2}}]}", "a:\n  b:\n    c:\n      \"5\": 1\n      d: 2\ne[1]{f{\"3\",g}}:\n  1,2"),
+        (
+            "{\"a\":{\"b\":{\"c\":{\"5\":1,\"d\":2}}},\"e\":[{\"f\":{\"3\":1,\"g\":2}}]}",
+            "a:\n  b:\n    c:\n      \"5\": 1\n      d: 2\ne[1]{f{\"3\",g}}:\n  1,2",
+        ),
     ];
     for (input, expected) in cases {
         let v: serde_json::Value = serde_json::from_str(input).expect("json");

@@ -7,8 +7,8 @@
 use std::collections::HashSet;
 
 use super::analyze::{
-    all_primitive, dotted_keys, field_value, flat_fields, for_each_entry, is_index_key, item_shape, join_path, keyed_tabular,
-    leaf_count, tabular_fields, Field, FoldCtx, Keyed,
+    all_primitive, dotted_keys, field_value, flat_fields, for_each_entry, is_index_key, item_shape, join_path, keyed_tabular, leaf_count,
+    tabular_fields, Field, FoldCtx, Keyed,
 };
 use super::scalars::{push_piece, push_primitive, push_quoted};
 use super::{enter, value_changed, EncodeValue, Kind, RenderedTable};
@@ -373,11 +373,7 @@ impl Writer<'_> {
                     if self.folding {
                         self.root_dotted = dotted_keys(v)?;
                     }
-                    let ctx = FoldCtx {
-                        remaining: self.flatten_depth,
-                        root_chain: self.root_dotted.is_some(),
-                        prefix: "",
-                    };
+                    let ctx = FoldCtx { remaining: self.flatten_depth, root_chain: self.root_dotted.is_some(), prefix: "" };
                     self.object(v, 0, 0, ctx)
                 }
             }

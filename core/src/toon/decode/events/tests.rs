@@ -84,10 +84,15 @@ pub(in crate::toon::decode) fn assert_streams_agree(text: &str, opts: &DecodeOpt
         x ^= x >> 7;
         x ^= x << 17;
         // Mostly short pieces, now and then a long one.
-        if x % 8 == 0 { (x >> 8) as usize % 200 } else { (x >> 8) as usize % 9 + 1 }
+        if x % 8 == 0 {
+            (x >> 8) as usize % 200
+        } else {
+            (x >> 8) as usize % 9 + 1
+        }
     };
     let mut one = || 1;
-    let mut modes: [(&str, Option<&mut dyn FnMut() -> usize>); 3] = [("random", Some(&mut random)), ("bytes", Some(&mut one)), ("lines", None)];
+    let mut modes: [(&str, Option<&mut dyn FnMut() -> usize>); 3] =
+        [("random", Some(&mut random)), ("bytes", Some(&mut one)), ("lines", None)];
     for (mode, cut) in modes.iter_mut() {
         let (got, end, source) = stream_events_of(text, opts, cut.as_deref_mut());
         assert_eq!(got, all, "{mode} {text:?} {opts:?}");
@@ -200,16 +205,36 @@ fn events_in_document_order() {
         ("[]", vec![sa(0.0), EA]),
         ("a:\n  b: 1\nc: []", vec![SO, k("a"), SO, k("b"), n(1.0), EO, k("c"), sa(0.0), EA, EO]),
         ("[2]: x,\"y\\n\"", vec![sa(2.0), s("x"), s("y\n"), EA]),
+        ("t[1]{a,g{b}}:\n  1,2", vec![SO, k("t"), sa(1.0), SO, k("a"), n(1.0), k("g"), SO, k("b"), n(2.0), EO, EO, EA, EO]),
         (
-            "t[1]{a,g{b}}:\n  1,2",
-            vec![SO, k("t"), sa(1.0), SO, k("a"), n(1.0), k("g"), SO, k("b"), n(2.0), EO, EO, EA, EO],
+            "m[1:]{v}:\n  e: -0",
+            vec![SO, k("m"), SO, k("e"), SO, k("v"), Event::Primitive(Primitive::Number { value: 0.0, text: "-0" }), EO, EO, EO],
         ),
-        ("m[1:]{v}:\n  e: -0", vec![SO, k("m"), SO, k("e"), SO, k("v"), Event::Primitive(Primitive::Number { value: 0.0, text: "-0" }), EO, EO, EO]),
         (
             "l[3]:\n  - r[1]{x}:\n      7\n    y: 1\n  - z: 2\n  -",
             vec![
-                SO, k("l"), sa(3.0), SO, k("r"), sa(1.0), SO, k("x"), n(7.0), EO, EA, k("y"), n(1.0), EO, SO, k("z"),
-                n(2.0), EO, SO, EO, EA, EO,
+                SO,
+                k("l"),
+                sa(3.0),
+                SO,
+                k("r"),
+                sa(1.0),
+                SO,
+                k("x"),
+                n(7.0),
+                EO,
+                EA,
+                k("y"),
+                n(1.0),
+                EO,
+                SO,
+                k("z"),
+                n(2.0),
+                EO,
+                SO,
+                EO,
+                EA,
+                EO,
             ],
         ),
     ];
@@ -429,7 +454,18 @@ fn utf8_in_pieces_as_a_text_decoder_reads_it() {
         x ^= x << 17;
         x
     };
-    let alphabet: &[&[u8]] = &[b"a", b"\n", "\u{e9}".as_bytes(), "\u{20ac}".as_bytes(), "\u{1f600}".as_bytes(), b"\xff", b"\xe2\x82", b"\xed\xa0\x80", b"\xf0\x9f", b"\xc0\xaf"];
+    let alphabet: &[&[u8]] = &[
+        b"a",
+        b"\n",
+        "\u{e9}".as_bytes(),
+        "\u{20ac}".as_bytes(),
+        "\u{1f600}".as_bytes(),
+        b"\xff",
+        b"\xe2\x82",
+        b"\xed\xa0\x80",
+        b"\xf0\x9f",
+        b"\xc0\xaf",
+    ];
     for _ in 0..3000 {
         let mut bytes = Vec::new();
         for _ in 0..next() % 12 {
