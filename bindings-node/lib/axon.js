@@ -7,6 +7,7 @@
 const native = require('./native.js')
 // The client of a local upstream daemon (plain JavaScript): axon_daemon.js.
 const daemon = require('./axon_daemon.js')
+const { serveInbound, runHandler, thrownText } = require('./peer_serve.js')
 const { AxonError, PolywireError, fromNative, argError, describe, hasCycle, isStackOverflow, bytesArg, boolArg, strArg } = require('./errors.js')
 
 // Bad arguments: TypeError/RangeError with the protocol's code for a bad
@@ -548,7 +549,7 @@ class Peer {
     const state = { native: started, handler: null, closed: false, timeout, spin: null }
     state.spin = loopSpin(state, native_options.busyPoll)
     Object.defineProperty(peer, NATIVE, { value: state })
-    peer.#serve()
+    serveInbound(started, (req) => serveOne(state, req))
     return peer
   }
 
@@ -684,20 +685,6 @@ class Peer {
   async [Symbol.asyncDispose]() {
     await this.close()
   }
-
-  async #serve() {
-    const state = this[NATIVE]
-    for (;;) {
-      let req
-      try {
-        req = await state.native.nextInbound()
-      } catch {
-        return
-      }
-      if (req === null) return
-      serveOne(state, req)
-    }
-  }
 }
 
 function peerOptions(options) {
@@ -750,9 +737,7 @@ async function callNative(f) {
   }
 }
 
-// Serving: nothing a handler throws, returns or rejects with may reach the
-// peer's loop or become an unhandled rejection: every failure is the
-// caller's error reply.
+// Serving (peer_serve.js): every failure is the caller's error reply.
 function serveOne(state, req) {
   try {
     serveRequest(state, req)
@@ -765,34 +750,7 @@ function serveRequest(state, req) {
   const handler = state.handler
   if (handler === null) return req.fail('unhandled', `no application handler registered for request '${req.id}'`, false)
   const payload = JSON.parse(req.payload)
-  let result
-  try {
-    result = handler(req.sender, req.kind, payload)
-  } catch (err) {
-    return failSafely(req, err)
-  }
-  let then
-  try {
-    then = result !== null && (typeof result === 'object' || typeof result === 'function') ? result.then : undefined
-  } catch (err) {
-    return failSafely(req, err)
-  }
-  if (typeof then === 'function') {
-    new Promise((resolve, reject) => then.call(result, resolve, reject)).then(
-      (v) => answerSafely(req, v),
-      (err) => failSafely(req, err),
-    )
-  } else {
-    answerSafely(req, result)
-  }
-}
-
-function answerSafely(req, result) {
-  try {
-    answer(req, result)
-  } catch (err) {
-    failSafely(req, err)
-  }
+  runHandler(req, () => handler(req.sender, req.kind, payload), answer, failSafely)
 }
 
 function answer(req, result) {
@@ -812,25 +770,6 @@ function answer(req, result) {
   } catch (err) {
     req.fail('handler_error', `the handler's reply could not be sent: ${thrownText(err)}`, false)
   }
-}
-
-/** The text of a thrown value; never throws. */
-function thrownText(err) {
-  try {
-    if (err instanceof Error) {
-      const message = err.message
-      if (typeof message === 'string' && message) return message
-      const name = err.name
-      if (typeof name === 'string' && name) return name
-    }
-  } catch {}
-  try {
-    return String(err)
-  } catch {}
-  try {
-    return Object.prototype.toString.call(err)
-  } catch {}
-  return 'the handler threw a value that cannot be converted to a string'
 }
 
 function failWith(req, err) {

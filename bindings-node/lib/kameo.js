@@ -17,6 +17,7 @@
 
 const native = require('./native.js')
 const { KameoError, PolywireError, fromNative, argError, strArg, describe, hasCycle, isStackOverflow, bytesArg } = require('./errors.js')
+const { serveInbound, runHandler, thrownText } = require('./peer_serve.js')
 
 const INVALID = 'KAMEO_INVALID_ARGUMENT'
 
@@ -583,8 +584,9 @@ class Node {
     }
     if (!(started instanceof native.KameoPeerNode)) throw peerError(started.error)
     const node = new Node(NATIVE)
-    Object.defineProperty(node, NATIVE, { value: { native: started, handlers: new Map(), closed: false } })
-    node.#serve()
+    const state = { native: started, handlers: new Map(), closed: false }
+    Object.defineProperty(node, NATIVE, { value: state })
+    serveInbound(started, (req) => serveOne(state.handlers, req))
     return node
   }
 
@@ -671,26 +673,9 @@ class Node {
   async [Symbol.asyncDispose]() {
     await this.close()
   }
-
-  async #serve() {
-    const state = this[NATIVE]
-    for (;;) {
-      let req
-      try {
-        req = await state.native.nextInbound()
-      } catch {
-        return
-      }
-      if (req === null) return
-      serveOne(state.handlers, req)
-    }
-  }
 }
 
-// Serving: nothing a handler throws, returns or rejects with (a value
-// String() cannot convert, an Error whose getters throw, a revoked Proxy, a
-// thenable whose `then` throws) may reach the node's loop or become an
-// unhandled rejection: every failure is the caller's error reply.
+// Serving (peer_serve.js): every failure is the caller's error reply.
 function serveOne(handlers, req) {
   try {
     serveRequest(handlers, req)
@@ -717,34 +702,7 @@ function serveRequest(handlers, req) {
   else if (req.isAsk) fn = typeof handler.ask === 'function' ? handler.ask.bind(handler) : null
   else fn = typeof handler.tell === 'function' ? handler.tell.bind(handler) : typeof handler.ask === 'function' ? handler.ask.bind(handler) : null
   if (!fn) return req.fail('UnknownMessage')
-  let result
-  try {
-    result = fn(req.messageRemoteId, value)
-  } catch (err) {
-    return failSafely(req, err)
-  }
-  let then
-  try {
-    then = result !== null && (typeof result === 'object' || typeof result === 'function') ? result.then : undefined
-  } catch (err) {
-    return failSafely(req, err)
-  }
-  if (typeof then === 'function') {
-    new Promise((resolve, reject) => then.call(result, resolve, reject)).then(
-      (v) => answerSafely(req, v, raw),
-      (err) => failSafely(req, err),
-    )
-  } else {
-    answerSafely(req, result, raw)
-  }
-}
-
-function answerSafely(req, result, raw) {
-  try {
-    answer(req, result, raw)
-  } catch (err) {
-    failSafely(req, err)
-  }
+  runHandler(req, () => fn(req.messageRemoteId, value), (r, v) => answer(r, v, raw), failSafely)
 }
 
 function answer(req, result, raw) {
@@ -763,26 +721,6 @@ function answer(req, result, raw) {
     return req.fail('SerializeReply', null, thrownText(err))
   }
   req.respond(payload)
-}
-
-/** The text of a thrown value: an Error's message (or name), else
- * String(value), else a fixed text; never throws. */
-function thrownText(err) {
-  try {
-    if (err instanceof Error) {
-      const message = err.message
-      if (typeof message === 'string' && message) return message
-      const name = err.name
-      if (typeof name === 'string' && name) return name
-    }
-  } catch {}
-  try {
-    return String(err)
-  } catch {}
-  try {
-    return Object.prototype.toString.call(err)
-  } catch {}
-  return 'the handler threw a value that cannot be converted to a string'
 }
 
 function failWith(req, err) {

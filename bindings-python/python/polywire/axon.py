@@ -99,15 +99,13 @@ Session = _native.Session
 # coroutine of the event loop the peer was started in and never blocks it.
 
 import asyncio as _asyncio
-import inspect as _inspect
-import itertools as _itertools
 import math as _math
 import os as _os
-import sys as _sys
 import time as _time
-import weakref as _weakref
 
 from polywire._polywire import PolywireTypeError as _PolywireTypeError
+from polywire._peer_loop import PeerLoop as _PeerLoop
+from polywire._peer_loop import text_of as _text_of
 from polywire._polywire import axon_peer as _peer
 
 _sched_yield = getattr(_os, "sched_yield", lambda: None)  # not on Windows
@@ -284,7 +282,7 @@ def _identity(value) -> tuple:
     raise _type_error(f"identity must be a 32-byte seed, a path to an identity.key file, or None, not {type(value).__name__}")
 
 
-class Peer:
+class Peer(_PeerLoop):
     """An AXON peer this program owns: it talks to AXON daemons (and to other peers) over QUIC
     with mutual TLS. Start one with ``await Peer.start(...)``; close it with ``await
     peer.close()`` or ``async with``.
@@ -294,6 +292,12 @@ class Peer:
     ``ping``/``discover`` answered by the peer itself. Both sides must pin each other's key
     (enrollment tokens both ways); an unknown peer is refused in the TLS handshake and shows
     up in :meth:`inbound` as a ``pair_request``. mDNS discovery is not supported."""
+
+    # What _PeerLoop (the way back from the native peer to the loop) raises and reports.
+    _closed_error = AxonClosedError
+    _closed_text = "the peer is closed"
+    _start_error = AxonStartError
+    _origin = "polywire.axon"
 
     def __init__(self, *args, **kwargs):
         raise _type_error("start a peer with: peer = await Peer.start(...)")
@@ -347,64 +351,23 @@ class Peer:
         if bp > MAX_BUSY_POLL:
             # Longer spins would hold back the peer's own timers (acknowledgements, keep-alives).
             raise AxonInvalidArgumentError(f"busy_poll must be from 0 to {MAX_BUSY_POLL} seconds (1 ms), got {busy_poll!r}")
-        loop = _asyncio.get_running_loop()
         self = object.__new__(cls)
-        self._loop = loop
-        self._pending = {}
-        self._tokens = _itertools.count(1)
+        self._init_loop(_asyncio.get_running_loop())
         self._handler = None
-        self._closed = False
-        self._native = None
         self._timeout = rt
         self._spin_window = 2 * bp
         self._spin_until = 0.0
         self._in_flight = 0
         self._turning = False
-        ref = _weakref.ref(self)
 
-        def notify(token, kind, value, ref=ref, loop=loop):
-            peer = ref()
-            if peer is None:
-                return
+        def make(notify):
             try:
-                loop.call_soon_threadsafe(peer._complete, token, kind, value)
-            except RuntimeError:
-                pass  # the loop is closed: nobody is waiting any more
+                return _peer._AxonPeerNode(notify, seed, key_file, listen, specs, protocol, capabilities, agent_name, ht, bp)
+            except AxonError as e:
+                raise _error_of((e.code, str(e), None, None, None)) from None
 
-        queue_mode = _sys.platform != "win32" and hasattr(loop, "add_reader")
-
-        def make():
-            return _peer._AxonPeerNode(None if queue_mode else notify, seed, key_file, listen, specs, protocol,
-                                       capabilities, agent_name, ht, bp)
-
-        try:
-            self._native = await loop.run_in_executor(None, make)
-        except AxonError as e:
-            raise _error_of((e.code, str(e), None, None, None)) from None
-        self._wakeup_fd = self._native.wakeup_fd
-        if self._wakeup_fd is not None:
-            try:
-                loop.add_reader(self._wakeup_fd, self._drain)
-            except NotImplementedError:
-                await loop.run_in_executor(None, self._native.close)
-                raise AxonStartError("this event loop cannot watch descriptors (add_reader)") from None
+        await self._start_native(make)
         return self
-
-    def _drain(self) -> None:
-        # Each answer and request of the batch is handled whatever another raised; the
-        # first failure is reported after the batch.
-        failure = None
-        for token, kind, value in self._native.drain():
-            try:
-                self._complete(token, kind, value)
-            except BaseException as e:  # noqa: BLE001
-                if failure is None:
-                    failure = e
-        if failure is None:
-            return
-        if not isinstance(failure, Exception):
-            raise failure
-        self._loop.call_exception_handler({"message": "polywire.axon: an error while handling a request or an answer", "exception": failure})
 
     # -- state
 
@@ -434,39 +397,15 @@ class Peer:
         """``"axon/1"`` or ``"v2"``."""
         return self._native.protocol
 
-    @property
-    def closed(self) -> bool:
-        """Whether :meth:`close` was called."""
-        return self._closed
-
     def __repr__(self) -> str:
         state = "closed" if self._closed else "running"
         return f"<polywire.axon.Peer {self.agent_id} {self.protocol} {self.listen_addr} {state}>"
 
-    async def __aenter__(self) -> Peer:
-        return self
+    # -- plumbing (the rest is _PeerLoop's)
 
-    async def __aexit__(self, *exc) -> None:
-        await self.close()
-
-    # -- plumbing
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise AxonClosedError("the peer is closed")
-
-    def _call(self, method: str, *args):
-        self._check_open()
-        token = next(self._tokens)
-        fut = self._loop.create_future()
-        self._pending[token] = fut
-        try:
-            getattr(self._native, method)(*args, token)
-        except BaseException:
-            del self._pending[token]
-            fut.cancel()
-            raise
-        return fut
+    @staticmethod
+    def _fail_safely(req, e: BaseException) -> None:
+        _fail_safely(req, e)
 
     def _complete(self, token, kind, value) -> None:
         if kind == _peer.INBOUND:
@@ -595,59 +534,18 @@ class Peer:
         :class:`AxonClosedError`. Idempotent."""
         if self._closed:
             return
-        self._closed = True
-        await self._loop.run_in_executor(None, self._native.close)
-        if self._wakeup_fd is not None:
-            self._loop.remove_reader(self._wakeup_fd)
-            self._drain()
-        pending, self._pending = self._pending, {}
-        for waiter in pending.values():
+        for waiter in (await self._close_native()).values():
             if not waiter.done():
                 waiter.set_exception(AxonClosedError("the peer is closed"))
 
     # -- serving
-
-    def _serve(self, req) -> None:
-        try:
-            self._serve_request(req)
-        except Exception as e:  # noqa: BLE001 - whatever failed, the caller gets an error reply
-            _fail_safely(req, e)
 
     def _serve_request(self, req) -> None:
         handler = self._handler
         if handler is None:
             req.fail("unhandled", f"no application handler registered for request '{req.id}'", False)
             return
-        try:
-            result = handler(req.sender, req.kind, req.payload)
-        except BaseException as e:  # noqa: BLE001 - every failure is the caller's answer
-            _fail_safely(req, e)
-            if not isinstance(e, Exception):
-                raise
-            return
-        if _inspect.isawaitable(result):
-            task = self._loop.create_task(_finish(req, result))
-            _TASKS.add(task)
-            task.add_done_callback(_TASKS.discard)
-        else:
-            _answer(req, result)
-
-
-_TASKS: set = set()
-
-
-async def _finish(req, awaitable) -> None:
-    try:
-        result = await awaitable
-    except BaseException as e:  # noqa: BLE001
-        _fail_safely(req, e)
-        if not isinstance(e, Exception):
-            raise
-        return
-    try:
-        _answer(req, result)
-    except Exception as e:  # noqa: BLE001
-        _fail_safely(req, e)
+        self._run_handler(req, lambda: handler(req.sender, req.kind, req.payload), _answer)
 
 
 def _answer(req, result) -> None:
@@ -660,23 +558,6 @@ def _answer(req, result) -> None:
         req.respond(result)
     except Exception as e:  # noqa: BLE001 - a value that is not JSON, or whose own code raised
         req.fail("handler_error", f"the handler's reply could not be sent: {_text_of(e)}", False)
-
-
-def _text_of(e: BaseException) -> str:
-    """``str(e)``, or its class's name, or a fixed text: never raises."""
-    try:
-        text = str(e)
-        if isinstance(text, str) and text:
-            return text
-    except Exception:  # noqa: BLE001
-        pass
-    try:
-        name = type(e).__name__
-        if isinstance(name, str) and name:
-            return name
-    except Exception:  # noqa: BLE001
-        pass
-    return "the handler raised an exception that cannot be shown as text"
 
 
 def _fail(req, e: BaseException) -> None:

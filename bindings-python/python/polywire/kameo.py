@@ -251,11 +251,9 @@ def tell(
 # its own and never blocks that loop.
 
 import asyncio as _asyncio
-import inspect as _inspect
-import sys as _sys
-import itertools as _itertools
-import weakref as _weakref
 
+from polywire._peer_loop import PeerLoop as _PeerLoop
+from polywire._peer_loop import text_of as _text_of
 from polywire._polywire import kameo_peer as _peer
 
 __all__ += [
@@ -544,7 +542,7 @@ class _RawHandlerError(Exception):
 _DEFAULT_LISTEN = ("/ip4/127.0.0.1/tcp/0",)
 
 
-class Node:
+class Node(_PeerLoop):
     """A Kameo node this program owns. Start one with ``await Node.start(...)``; close
     it with ``await node.close()`` or ``async with``.
 
@@ -552,6 +550,12 @@ class Node:
     (``/ip4/.../udp/0/quic-v1``), kameo's Kademlia registry on
     ``/kameo/registry/1.0.0`` and request-response with the cbor codec on
     ``/kameo/messaging/1.0.0``; mDNS when asked. Links between actors are not supported."""
+
+    # What _PeerLoop (the way back from the native node to the loop) raises and reports.
+    _closed_error = NodeClosed
+    _closed_text = "the node is closed"
+    _start_error = NodeStartError
+    _origin = "polywire.kameo"
 
     def __init__(self, *args, **kwargs):
         raise _type_error("start a node with: node = await Node.start(...)")
@@ -582,68 +586,20 @@ class Node:
         _flag(mdns, "mdns")
         rt = _seconds(request_timeout, "request_timeout")
         dt = _seconds(dial_timeout, "dial_timeout")
-        loop = _asyncio.get_running_loop()
         self = object.__new__(cls)
-        self._loop = loop
-        self._pending = {}
-        self._tokens = _itertools.count(1)
+        self._init_loop(_asyncio.get_running_loop())
         self._handlers = {}
-        self._closed = False
-        self._native = None
-        ref = _weakref.ref(self)
 
-        def notify(token, kind, value, ref=ref, loop=loop):
-            # On the node's notifier thread: hand over to the loop.
-            node = ref()
-            if node is None:
-                return
+        def make(notify):
             try:
-                loop.call_soon_threadsafe(node._complete, token, kind, value)
-            except RuntimeError:
-                pass  # the loop is closed: nobody is waiting any more
+                return _peer._PeerNode(notify, keypair_seed, listen_l, bootstrap_l, mdns,
+                                       rt if rt is not None else 10.0, dt if dt is not None else 10.0)
+            except KameoError as e:
+                variant = "DialFailure" if e.code == "KAMEO_DIAL_FAILURE" else None
+                raise _peer_error((e.code, str(e), variant, None, None)) from None
 
-        # On POSIX the loop watches the node's wake-up descriptor and drains its
-        # answers itself (one hop from the node's thread); elsewhere a notifier
-        # thread hands each answer over with call_soon_threadsafe.
-        queue_mode = _sys.platform != "win32" and hasattr(loop, "add_reader")
-
-        def make():
-            return _peer._PeerNode(None if queue_mode else notify, keypair_seed, listen_l, bootstrap_l, mdns,
-                                   rt if rt is not None else 10.0, dt if dt is not None else 10.0)
-
-        try:
-            self._native = await loop.run_in_executor(None, make)
-        except KameoError as e:
-            raise _peer_error((e.code, str(e), "DialFailure" if e.code == "KAMEO_DIAL_FAILURE" else None, None, None)) from None
-        self._wakeup_fd = self._native.wakeup_fd
-        if self._wakeup_fd is not None:
-            try:
-                loop.add_reader(self._wakeup_fd, self._drain)
-            except NotImplementedError:
-                await loop.run_in_executor(None, self._native.close)
-                raise NodeStartError("this event loop cannot watch descriptors (add_reader)") from None
+        await self._start_native(make)
         return self
-
-    def _drain(self) -> None:
-        # Each answer and request of the batch is handled whatever another
-        # one raised: a failure of one must not drop the others (they are
-        # out of the native queue already). The first failure is reported
-        # after the batch, to the loop's exception handler (or raised, for
-        # KeyboardInterrupt and SystemExit).
-        failure = None
-        for token, kind, value in self._native.drain():
-            try:
-                self._complete(token, kind, value)
-            except BaseException as e:  # noqa: BLE001
-                if failure is None:
-                    failure = e
-        if failure is None:
-            return
-        if not isinstance(failure, Exception):
-            raise failure
-        self._loop.call_exception_handler(
-            {"message": "polywire.kameo: an error while handling a request or an answer", "exception": failure}
-        )
 
     # -- state
 
@@ -657,44 +613,15 @@ class Node:
         """The addresses it listens on, each ending in ``/p2p/<peer id>``."""
         return self._native.listen_addrs
 
-    @property
-    def closed(self) -> bool:
-        """Whether :meth:`close` was called."""
-        return self._closed
-
     def __repr__(self) -> str:
         state = "closed" if self._closed else "running"
         return f"<polywire.kameo.Node {self.peer_id} {state}>"
 
-    async def __aenter__(self) -> Node:
-        return self
+    # -- plumbing (the rest is _PeerLoop's)
 
-    async def __aexit__(self, *exc) -> None:
-        await self.close()
-
-    # -- plumbing
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise NodeClosed("the node is closed")
-
-    def _new_future(self):
-        self._check_open()
-        token = next(self._tokens)
-        fut = self._loop.create_future()
-        self._pending[token] = fut
-        return token, fut
-
-    def _call(self, method: str, *args):
-        """Start a native operation (its arguments already checked); its future."""
-        token, fut = self._new_future()
-        try:
-            getattr(self._native, method)(*args, token)
-        except BaseException:
-            del self._pending[token]
-            fut.cancel()
-            raise
-        return fut
+    @staticmethod
+    def _fail_safely(req, e: BaseException) -> None:
+        _fail_safely(req, e)
 
     def _complete(self, token, kind, value) -> None:
         if kind == _peer.INBOUND:
@@ -805,27 +732,15 @@ class Node:
         fail with :class:`NodeClosed`. Idempotent."""
         if self._closed:
             return
-        self._closed = True
-        await self._loop.run_in_executor(None, self._native.close)
-        if self._wakeup_fd is not None:
-            self._loop.remove_reader(self._wakeup_fd)
-            self._drain()
         # The node answered everything in flight with KAMEO_NODE_CLOSED; anything the
         # loop has not seen yet is failed here.
-        pending, self._pending = self._pending, {}
-        for waiter in pending.values():
+        for waiter in (await self._close_native()).values():
             if isinstance(waiter, _asyncio.Queue):
                 waiter.put_nowait((_peer.ERROR, ("KAMEO_NODE_CLOSED", "the node is closed", None, None, None)))
             elif not waiter.done():
                 waiter.set_exception(_RawHandlerError(("KAMEO_NODE_CLOSED", "the node is closed", None, None, None)))
 
     # -- serving
-
-    def _serve(self, req) -> None:
-        try:
-            self._serve_request(req)
-        except Exception as e:  # noqa: BLE001 - whatever failed, the caller gets an error reply
-            _fail_safely(req, e)
 
     def _serve_request(self, req) -> None:
         entry = self._handlers.get(req.name)
@@ -848,46 +763,20 @@ class Node:
         if fn is None:
             req.fail("UnknownMessage")
             return
-        try:
-            result = fn(req.message_remote_id, value)
-        except BaseException as e:  # noqa: BLE001 - every failure is the caller's answer
-            _fail_safely(req, e)
-            if not isinstance(e, Exception):
-                raise
-            return
-        if _inspect.isawaitable(result):
-            task = self._loop.create_task(_finish(req, result, raw))
-            _TASKS.add(task)
-            task.add_done_callback(_TASKS.discard)
-        else:
-            _answer(req, result, raw)
+        self._run_handler(req, lambda: fn(req.message_remote_id, value), _raw_answer if raw else _answer)
 
 
-_TASKS: set = set()
-
-
-async def _finish(req, awaitable, raw) -> None:
-    try:
-        result = await awaitable
-    except BaseException as e:  # noqa: BLE001
-        _fail_safely(req, e)
-        if not isinstance(e, Exception):
-            raise
-        return
-    try:
-        _answer(req, result, raw)
-    except Exception as e:  # noqa: BLE001
-        _fail_safely(req, e)
-
-
-def _answer(req, result, raw) -> None:
+def _raw_answer(req, result) -> None:
     if not req.is_ask:
         return
-    if raw:
-        if not isinstance(result, (bytes, bytearray, memoryview)):
-            req.fail("SerializeReply", None, f"with raw=True the reply must be bytes, not {type(result).__name__}")
-            return
-        req.respond(bytes(result))
+    if not isinstance(result, (bytes, bytearray, memoryview)):
+        req.fail("SerializeReply", None, f"with raw=True the reply must be bytes, not {type(result).__name__}")
+        return
+    req.respond(bytes(result))
+
+
+def _answer(req, result) -> None:
+    if not req.is_ask:
         return
     try:
         payload = pack(result)
@@ -895,24 +784,6 @@ def _answer(req, result, raw) -> None:
         req.fail("SerializeReply", None, _text_of(e))
         return
     req.respond(payload)
-
-
-def _text_of(e: BaseException) -> str:
-    """``str(e)``, or its class's name when that is empty, or a fixed text when
-    neither can be had (an exception whose ``__str__`` raises): never raises."""
-    try:
-        text = str(e)
-        if isinstance(text, str) and text:
-            return text
-    except Exception:  # noqa: BLE001
-        pass
-    try:
-        name = type(e).__name__
-        if isinstance(name, str) and name:
-            return name
-    except Exception:  # noqa: BLE001
-        pass
-    return "the handler raised an exception that cannot be shown as text"
 
 
 def _fail(req, e: BaseException) -> None:
