@@ -134,14 +134,46 @@ fn general(message: String) -> rustls::Error {
     rustls::Error::General(message)
 }
 
-/// The verifier of server certificates (our side dials).
+/// What both verifiers hold: the pinned keys, where a refused peer is
+/// reported, the address it is named with there, and the signature
+/// algorithms of the provider.
 #[derive(Debug)]
-struct ServerVerifier {
+struct Pinning {
     pins: PinMap,
     pairs: Arc<PairSink>,
     addr: Option<SocketAddr>,
     algorithms: WebPkiSupportedAlgorithms,
 }
+
+impl Pinning {
+    /// Accept `key` as agent `id`'s only if it is the key pinned for `id`. An
+    /// unknown `id` is reported as a pair request. The texts are upstream's:
+    /// `mismatch` for another key, `side` (`server`, `client`) in the refusal.
+    fn check(&self, id: String, key: [u8; 32], mismatch: &str, side: &str) -> Result<(), rustls::Error> {
+        let pinned = self.pins.read().map_err(|_| general("the pin map is poisoned".into()))?.get(&id).copied();
+        match pinned {
+            Some(k) if k == key => Ok(()),
+            Some(_) => Err(general(mismatch.into())),
+            None => {
+                self.pairs.report(PairRequest { agent_id: id.clone(), public_key: key, addr: self.addr });
+                Err(general(format!("rejecting unknown {side} peer {id}: no public key on record")))
+            }
+        }
+    }
+
+    fn verify_tls13(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms)
+    }
+}
+
+/// The verifier of server certificates (our side dials).
+#[derive(Debug)]
+struct ServerVerifier(Pinning);
 
 impl ServerCertVerifier for ServerVerifier {
     fn verify_server_cert(
@@ -161,15 +193,8 @@ impl ServerCertVerifier for ServerVerifier {
         if agent_id_of(&key) != expected {
             return Err(general("server cert public key does not match expected agent_id".into()));
         }
-        let pinned = self.pins.read().map_err(|_| general("the pin map is poisoned".into()))?.get(&expected).copied();
-        match pinned {
-            Some(k) if k == key => Ok(ServerCertVerified::assertion()),
-            Some(_) => Err(general("server cert public key mismatch against discovery data".into())),
-            None => {
-                self.pairs.report(PairRequest { agent_id: expected.clone(), public_key: key, addr: self.addr });
-                Err(general(format!("rejecting unknown server peer {expected}: no public key on record")))
-            }
-        }
+        self.0.check(expected, key, "server cert public key mismatch against discovery data", "server")?;
+        Ok(ServerCertVerified::assertion())
     }
 
     fn verify_tls12_signature(
@@ -187,22 +212,17 @@ impl ServerCertVerifier for ServerVerifier {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms)
+        self.0.verify_tls13(message, cert, dss)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.algorithms.supported_schemes()
+        self.0.algorithms.supported_schemes()
     }
 }
 
 /// The verifier of client certificates (the other side dials).
 #[derive(Debug)]
-struct ClientVerifier {
-    pins: PinMap,
-    pairs: Arc<PairSink>,
-    addr: Option<SocketAddr>,
-    algorithms: WebPkiSupportedAlgorithms,
-}
+struct ClientVerifier(Pinning);
 
 impl ClientCertVerifier for ClientVerifier {
     fn root_hint_subjects(&self) -> &[DistinguishedName] {
@@ -216,16 +236,8 @@ impl ClientCertVerifier for ClientVerifier {
         _now: UnixTime,
     ) -> Result<ClientCertVerified, rustls::Error> {
         let key = certificate_public_key(end_entity).map_err(general)?;
-        let id = agent_id_of(&key);
-        let pinned = self.pins.read().map_err(|_| general("the pin map is poisoned".into()))?.get(&id).copied();
-        match pinned {
-            Some(k) if k == key => Ok(ClientCertVerified::assertion()),
-            Some(_) => Err(general("client cert public key does not match discovered peer key".into())),
-            None => {
-                self.pairs.report(PairRequest { agent_id: id.clone(), public_key: key, addr: self.addr });
-                Err(general(format!("rejecting unknown client peer {id}: no public key on record")))
-            }
-        }
+        self.0.check(agent_id_of(&key), key, "client cert public key does not match discovered peer key", "client")?;
+        Ok(ClientCertVerified::assertion())
     }
 
     fn verify_tls12_signature(
@@ -243,11 +255,11 @@ impl ClientCertVerifier for ClientVerifier {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms)
+        self.0.verify_tls13(message, cert, dss)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.algorithms.supported_schemes()
+        self.0.algorithms.supported_schemes()
     }
 }
 
@@ -274,13 +286,14 @@ pub struct TlsContext {
 }
 
 impl TlsContext {
-    fn algorithms(&self) -> WebPkiSupportedAlgorithms {
-        self.provider.signature_verification_algorithms
+    /// What a verifier of a connection with `addr` checks against.
+    fn pinning(&self, addr: Option<SocketAddr>) -> Pinning {
+        Pinning { pins: self.pins.clone(), pairs: self.pairs.clone(), addr, algorithms: self.provider.signature_verification_algorithms }
     }
 
     /// The server side, for a connection from `addr` (named in pair requests).
     pub fn server_config(&self, addr: Option<SocketAddr>) -> Result<quinn::ServerConfig, String> {
-        let verifier = ClientVerifier { pins: self.pins.clone(), pairs: self.pairs.clone(), addr, algorithms: self.algorithms() };
+        let verifier = ClientVerifier(self.pinning(addr));
         let mut tls = rustls::ServerConfig::builder_with_provider(self.provider.clone())
             .with_protocol_versions(&[&rustls::version::TLS13])
             .map_err(|e| format!("TLS: {e}"))?
@@ -299,7 +312,7 @@ impl TlsContext {
 
     /// The client side, for dialing `addr`.
     pub fn client_config(&self, addr: Option<SocketAddr>) -> Result<quinn::ClientConfig, String> {
-        let verifier = ServerVerifier { pins: self.pins.clone(), pairs: self.pairs.clone(), addr, algorithms: self.algorithms() };
+        let verifier = ServerVerifier(self.pinning(addr));
         let mut tls = rustls::ClientConfig::builder_with_provider(self.provider.clone())
             .with_protocol_versions(&[&rustls::version::TLS13])
             .map_err(|e| format!("TLS: {e}"))?
