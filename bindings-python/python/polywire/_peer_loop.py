@@ -11,11 +11,12 @@ is served (``_serve_request``) and how a failure becomes an error reply (``_fail
 
 from __future__ import annotations
 
-import inspect
-import itertools
-import sys
-import weakref
-from typing import Any
+# Private names only: stubtest reads this module's names as its stub.
+import inspect as _inspect
+import itertools as _itertools
+import sys as _sys
+import typing as _typing
+import weakref as _weakref
 
 
 class PeerLoop:
@@ -32,18 +33,18 @@ class PeerLoop:
     def _init_loop(self, loop) -> None:
         self._loop = loop
         # token -> the future (or, for a Kameo lookup, the queue) its answers go to.
-        self._pending: dict[int, Any] = {}
-        self._tokens = itertools.count(1)
+        self._pending: dict[int, _typing.Any] = {}
+        self._tokens = _itertools.count(1)
         self._closed = False
         # The native peer (_AxonPeerNode, _PeerNode), once started.
-        self._native: Any = None
+        self._native: _typing.Any = None
         self._wakeup_fd: int | None = None
 
     async def _start_native(self, make) -> None:
         """``make(notify)`` (in the default executor) makes the native peer, with ``notify``
         None when the loop drains its answers itself; the loop then watches its descriptor."""
         loop = self._loop
-        ref = weakref.ref(self)
+        ref = _weakref.ref(self)
 
         def notify(token, kind, value, ref=ref, loop=loop):
             # On the peer's notifier thread: hand over to the loop.
@@ -55,7 +56,7 @@ class PeerLoop:
             except RuntimeError:
                 pass  # the loop is closed: nobody is waiting any more
 
-        queue_mode = sys.platform != "win32" and hasattr(loop, "add_reader")
+        queue_mode = _sys.platform != "win32" and hasattr(loop, "add_reader")
         self._native = await loop.run_in_executor(None, make, None if queue_mode else notify)
         self._wakeup_fd = self._native.wakeup_fd
         if self._wakeup_fd is not None:
@@ -161,7 +162,7 @@ class PeerLoop:
             if not isinstance(e, Exception):
                 raise
             return
-        if inspect.isawaitable(result):
+        if _inspect.isawaitable(result):
             task = self._loop.create_task(_finish(req, result, answer, self._fail_safely))
             _TASKS.add(task)
             task.add_done_callback(_TASKS.discard)
