@@ -702,18 +702,20 @@ function serveRequest(handlers, req) {
   else if (req.isAsk) fn = typeof handler.ask === 'function' ? handler.ask.bind(handler) : null
   else fn = typeof handler.tell === 'function' ? handler.tell.bind(handler) : typeof handler.ask === 'function' ? handler.ask.bind(handler) : null
   if (!fn) return req.fail('UnknownMessage')
-  runHandler(req, () => fn(req.messageRemoteId, value), (r, v) => answer(r, v, raw), failSafely)
+  runHandler(req, () => fn(req.messageRemoteId, value), raw ? answerRaw : answer, failSafely)
 }
 
-function answer(req, result, raw) {
+function answerRaw(req, result) {
   if (!req.isAsk) return
-  if (raw) {
-    try {
-      return req.respond(Buffer.from(toBytes(result, 'reply')))
-    } catch (err) {
-      return req.fail('SerializeReply', null, thrownText(err))
-    }
+  try {
+    req.respond(Buffer.from(toBytes(result, 'reply')))
+  } catch (err) {
+    req.fail('SerializeReply', null, thrownText(err))
   }
+}
+
+function answer(req, result) {
+  if (!req.isAsk) return
   let payload
   try {
     payload = pack(result === undefined ? null : result)
