@@ -157,6 +157,22 @@ test('kameo asks an actor Node hosts', async (t) => {
   assert.equal(await kn.command('ask js_fn echo 21'), 'REPLY 42')
   assert.equal(await kn.command('ask js_fn fail "x"'), 'ERROR HandlerError "no: x"')
 
+  // A raw handler: the message's bytes in, the reply's bytes out (anything else
+  // is a SerializeReply error).
+  await node.register('js_raw', (message, payload) => (message === 'echo' ? payload : 'not bytes'), {
+    remoteId: 'polywire.test.Peerside',
+    raw: true,
+  })
+  const raw = await node.lookup('js_raw')
+  assert.deepEqual(await raw.ask('echo', kameo.pack([1, 'x']), { raw: true }), kameo.pack([1, 'x']))
+  await assert.rejects(raw.ask('other', kameo.pack(null), { raw: true }), (e) => {
+    assert.ok(e instanceof kameo.KameoRemoteError)
+    assert.equal(e.code, 'KAMEO_SERIALIZE_REPLY')
+    assert.equal(e.variant, 'SerializeReply')
+    assert.match(e.message, /reply must be a Uint8Array, Buffer or ArrayBuffer, got string/)
+    return true
+  })
+
   const own = await node.lookup('js_side')
   assert.ok(own.equals(me))
   assert.deepEqual(await own.ask('echo', { value: [1, 2] }), [1, 2])
