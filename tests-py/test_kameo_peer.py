@@ -176,6 +176,17 @@ def test_kameo_asks_a_python_actor(kameo_node):
             assert await kameo_node.acommand("ask py_callable echo 21") == "REPLY 42"
             assert await kameo_node.acommand('ask py_callable fail "x"') == 'ERROR HandlerError "no: x"'
 
+            # A raw handler: the message's bytes in, the reply's bytes out (anything else is a
+            # SerializeReply error).
+            await node.register("py_raw", lambda message, payload: payload if message == "echo" else "not bytes",
+                                remote_id="polywire.test.Peerside", raw=True)
+            raw = await node.lookup("py_raw")
+            assert await raw.ask("echo", kameo.pack([1, "x"]), raw=True) == kameo.pack([1, "x"])
+            with pytest.raises(kameo.KameoRemoteError) as e:
+                await raw.ask("other", kameo.pack(None), raw=True)
+            assert (e.value.code, e.value.variant) == ("KAMEO_SERIALIZE_REPLY", "SerializeReply")
+            assert "with raw=True the reply must be bytes, not str" in str(e.value)
+
             # The node finds its own actor through the DHT and asks it without the network.
             own = await node.lookup("py_side")
             assert own == me
