@@ -153,8 +153,7 @@ def test_a_signal_stops_a_decode_quietly(command, sig, tmp_path):
     p.stdin.write(unfinished_toon())  # more to come
     p.stdin.flush()
     assert len(p.stdout.read(65536)) == 65536  # decoding: the first block is out
-    # The rest is read as a terminal would: a command blocked writing to a full pipe
-    # nobody reads could only be stopped by the signal landing inside that write.
+    # The rest is read as a terminal would (a full pipe nobody reads is the next test's).
     threading.Thread(target=p.stdout.read, daemon=True).start()
     p.send_signal(sig)
     code = p.wait(timeout=60)
@@ -175,6 +174,58 @@ def test_a_signal_stops_a_decode_quietly(command, sig, tmp_path):
     p.stdin.close()
     assert listing(tmp_path) == ["out.json"]
     assert (tmp_path / "out.json").read_text() == "precious\n"
+
+
+# What the thread that runs the command is blocked in, from /proc/<pid>/syscall: the
+# syscall numbers of poll(2) and of write(2), by machine (None: not known here).
+SYSCALLS = {"x86_64": ({7, 271}, {1}), "aarch64": ({73}, {64})}.get(os.uname().machine if POSIX else "")
+
+
+def blocked_in(pid: int):
+    """The number of the system call `pid`'s main thread is blocked in, or None while it runs."""
+    with open(f"/proc/{pid}/syscall") as f:
+        first = f.read().split()[0]
+    return None if first == "running" or first == "-1" else int(first)
+
+
+@posix_only
+@pytest.mark.skipif(not sys.platform.startswith("linux") or SYSCALLS is None, reason="Linux on x86_64 or aarch64: /proc/<pid>/syscall")
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_command_blocked_on_a_full_pipe_waits_where_a_signal_reaches_it(command, sig, tmp_path):
+    # With nobody reading, the command fills the pipe and waits. Asleep in write(2), it
+    # could only be woken by a signal landing inside that write: one handled just before
+    # (between the wait for room and the write) would leave it asleep for good. So it
+    # waits in poll(2), beside the pipe its signal handler writes to.
+    import fcntl
+    import termios
+
+    (tmp_path / "big.json").write_text(json.dumps([{"id": i, "name": f"user{i}"} for i in range(100_000)]))
+    p = subprocess.Popen([*command, "big.json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    try:
+        size = fcntl.fcntl(p.stdout.fileno(), 1032)  # F_GETPIPE_SZ
+        polls, writes = SYSCALLS
+        seen, deadline = [], time.monotonic() + 60
+        while time.monotonic() < deadline:
+            unread = int.from_bytes(fcntl.ioctl(p.stdout.fileno(), termios.FIONREAD, b"\0\0\0\0"), sys.byteorder)
+            assert p.poll() is None, (p.returncode, p.stderr.read().decode())
+            try:
+                seen.append(blocked_in(p.pid) if unread > size - 4096 else None)
+            except OSError as e:  # a kernel without it, or ptrace refused
+                assert p.poll() is None, (p.returncode, p.stderr.read().decode())
+                pytest.skip(f"/proc/{p.pid}/syscall cannot be read here: {e}")
+            # Full, and in the same call for half a second: where the command waits.
+            if len(seen) >= 25 and len(set(seen[-25:])) == 1 and seen[-1] is not None:
+                break
+            time.sleep(0.02)
+        assert seen and seen[-1] in polls, f"blocked in system call {seen[-1]} (poll: {polls}, write: {writes})"
+        p.send_signal(sig)
+        assert (p.wait(timeout=60), p.stderr.read().decode()) == (128 + sig, "")
+    finally:
+        p.kill()
+        p.wait()
+        p.stdout.close()
+        p.stderr.close()
 
 
 # --- e. a reader that goes away ------------------------------------------------------------

@@ -312,9 +312,42 @@ mod unix {
     /// [`io::ErrorKind::Interrupted`] (the caller checks for a signal, then
     /// tries again); a descriptor left non-blocking by another process is
     /// waited for with poll(2).
-    pub(crate) struct Fd(pub(crate) c_int);
+    pub(crate) struct Fd {
+        fd: c_int,
+        writes: Writes,
+    }
+
+    /// How a write to a pipe or a socket avoids blocking. The command waits
+    /// in poll(2) beside the wake-up pipe, then writes; a blocking write of
+    /// a block larger than the room in a pipe would then sleep in write(2)
+    /// until a reader makes room, and a signal handled between the poll and
+    /// that write (its flag set, its byte read by nobody) would leave the
+    /// command asleep with nobody reading. A write that cannot block sends
+    /// what fits and returns to the poll, which sees the signal's byte.
+    enum Writes {
+        /// A regular file, a terminal, or no way found: a plain write(2).
+        Plain,
+        /// The same pipe (or FIFO) opened again, non-blocking: O_NONBLOCK is
+        /// a flag of the open file description, which the process shares
+        /// with others (the shell, the reader's siblings), so it is set on a
+        /// description of the command's own (Linux's /proc/self/fd).
+        Pipe(c_int),
+        /// A socket: send(2) with MSG_DONTWAIT, a per-call flag.
+        Socket,
+    }
 
     impl Fd {
+        /// Standard input (fd 0), read only.
+        pub(crate) fn input() -> Fd {
+            Fd { fd: 0, writes: Writes::Plain }
+        }
+
+        /// Standard output or error (fd 1 or 2), written without blocking
+        /// when it is a pipe or a socket (see [`Writes`]).
+        pub(crate) fn output(fd: c_int) -> Fd {
+            Fd { fd, writes: Writes::of(fd) }
+        }
+
         /// Wait until the descriptor is ready for `events` (or has an error
         /// or hang-up, which the read or write then reports), or a signal
         /// asked the command to stop: then EINTR's
@@ -328,7 +361,7 @@ mod unix {
                 if wake < 0 {
                     return Ok(());
                 }
-                let mut p = [libc::pollfd { fd: self.0, events, revents: 0 }, libc::pollfd { fd: wake, events: libc::POLLIN, revents: 0 }];
+                let mut p = [libc::pollfd { fd: self.fd, events, revents: 0 }, libc::pollfd { fd: wake, events: libc::POLLIN, revents: 0 }];
                 // SAFETY: two valid pollfds.
                 if unsafe { libc::poll(p.as_mut_ptr(), 2, -1) } < 0 {
                     let e = io::Error::last_os_error();
@@ -357,13 +390,72 @@ mod unix {
         }
     }
 
+    impl Writes {
+        fn of(fd: c_int) -> Writes {
+            // SAFETY: fstat of a descriptor number into a zeroed struct.
+            let kind = unsafe {
+                let mut st: libc::stat = std::mem::zeroed();
+                if libc::fstat(fd, &mut st) != 0 {
+                    return Writes::Plain;
+                }
+                st.st_mode & libc::S_IFMT
+            };
+            match kind {
+                libc::S_IFSOCK => Writes::Socket,
+                libc::S_IFIFO => Self::reopened(fd).map_or(Writes::Plain, Writes::Pipe),
+                _ => Writes::Plain,
+            }
+        }
+
+        /// The pipe behind `fd` opened again for writing, non-blocking and
+        /// closed on exec, in packet mode if `fd` is (O_DIRECT); None where
+        /// that cannot be done. (Opening a pipe's write end with O_NONBLOCK
+        /// never waits for a reader: with none it fails, ENXIO, and the
+        /// write then reports EPIPE as before.)
+        #[cfg(target_os = "linux")]
+        fn reopened(fd: c_int) -> Option<c_int> {
+            // SAFETY: fcntl on a descriptor number only queries it.
+            let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+            if flags < 0 || flags & libc::O_ACCMODE == libc::O_RDONLY {
+                return None; // a read end: its writes fail (EBADF) as they did
+            }
+            let path = std::ffi::CString::new(format!("/proc/self/fd/{fd}")).ok()?;
+            let how = libc::O_WRONLY | libc::O_NONBLOCK | libc::O_CLOEXEC | (flags & libc::O_DIRECT);
+            // SAFETY: open(2) of a NUL-terminated path.
+            let got = unsafe { libc::open(path.as_ptr(), how) };
+            if (0..3).contains(&got) {
+                // A standard number that was free (its placeholder could not
+                // be opened): not taken, or another stream would write here.
+                // SAFETY: closes the descriptor just opened.
+                unsafe { libc::close(got) };
+                return None;
+            }
+            (got >= 0).then_some(got)
+        }
+
+        /// Elsewhere there is no /proc/self/fd to open a pipe again from.
+        #[cfg(not(target_os = "linux"))]
+        fn reopened(_fd: c_int) -> Option<c_int> {
+            None
+        }
+    }
+
+    impl Drop for Fd {
+        fn drop(&mut self) {
+            if let Writes::Pipe(fd) = self.writes {
+                // SAFETY: closes the descriptor `reopened` opened.
+                unsafe { libc::close(fd) };
+            }
+        }
+    }
+
     impl Read for Fd {
         fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
             let len = buf.len().min(isize::MAX as usize);
             loop {
                 self.wait_ready(libc::POLLIN)?;
                 // SAFETY: reads at most `len` bytes into `buf`.
-                let n = unsafe { libc::read(self.0, buf.as_mut_ptr().cast(), len) };
+                let n = unsafe { libc::read(self.fd, buf.as_mut_ptr().cast(), len) };
                 if n >= 0 {
                     return Ok(n as usize);
                 }
@@ -382,8 +474,15 @@ mod unix {
             let len = buf.len().min(isize::MAX as usize);
             loop {
                 self.wait_ready(libc::POLLOUT)?;
-                // SAFETY: writes at most `len` bytes of `buf`.
-                let n = unsafe { libc::write(self.0, buf.as_ptr().cast(), len) };
+                // SAFETY: writes at most `len` bytes of `buf` to a descriptor
+                // this owns or was given.
+                let n = unsafe {
+                    match self.writes {
+                        Writes::Plain => libc::write(self.fd, buf.as_ptr().cast(), len),
+                        Writes::Pipe(fd) => libc::write(fd, buf.as_ptr().cast(), len),
+                        Writes::Socket => libc::send(self.fd, buf.as_ptr().cast(), len, libc::MSG_DONTWAIT),
+                    }
+                };
                 if n >= 0 {
                     return Ok(n as usize);
                 }
@@ -412,7 +511,7 @@ mod unix {
         let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
         let signals = Signals::install();
         let fds = StdFds::check(host);
-        let status = f(&mut Fd(0), &mut Fd(1), &mut Fd(2), fds.std.clone());
+        let status = f(&mut Fd::input(), &mut Fd::output(1), &mut Fd::output(2), fds.std.clone());
         drop(fds);
         match status {
             crate::Status::BrokenPipe => signals.die_by_sigpipe(),
