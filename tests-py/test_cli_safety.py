@@ -52,6 +52,15 @@ def listing(d) -> list[str]:
     return sorted(os.listdir(d))
 
 
+def as_a_terminal_starts_it():
+    """SIGINT and SIGTERM at their defaults, as a shell gives them to a command it runs in the
+    foreground (a Popen ``preexec_fn``). A command a shell without job control starts in the
+    background, as CI starts the portable suite (``script &``), has SIGINT ignored, and so does
+    all it starts; the command keeps a signal its host ignores (as nohup relies on)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 # --- a. the output is the input ------------------------------------------------------------
 
 
@@ -149,7 +158,9 @@ def test_closed_standard_streams_are_messages(command, tmp_path):
 @pytest.mark.parametrize("command", COMMANDS)
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_stops_a_decode_quietly(command, sig, tmp_path):
-    p = subprocess.Popen([*command, "-d"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    p = subprocess.Popen(
+        [*command, "-d"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path, preexec_fn=as_a_terminal_starts_it
+    )
     p.stdin.write(unfinished_toon())  # more to come
     p.stdin.flush()
     assert len(p.stdout.read(65536)) == 65536  # decoding: the first block is out
@@ -162,7 +173,7 @@ def test_a_signal_stops_a_decode_quietly(command, sig, tmp_path):
     assert (code, err) == (128 + sig, "")
     # Writing a file: the temporary file goes, the file stays.
     (tmp_path / "out.json").write_text("precious\n")
-    p = subprocess.Popen([*command, "-d", "-o", "out.json"], stdin=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    p = subprocess.Popen([*command, "-d", "-o", "out.json"], stdin=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path, preexec_fn=as_a_terminal_starts_it)
     p.stdin.write(unfinished_toon())
     p.stdin.flush()
     deadline = time.monotonic() + 30
@@ -188,23 +199,16 @@ def blocked_in(pid: int):
     return None if first == "running" or first == "-1" else int(first)
 
 
-@posix_only
-@pytest.mark.skipif(not sys.platform.startswith("linux") or SYSCALLS is None, reason="Linux on x86_64 or aarch64: /proc/<pid>/syscall")
-@pytest.mark.parametrize("command", COMMANDS)
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_a_command_blocked_on_a_full_pipe_waits_where_a_signal_reaches_it(command, sig, tmp_path):
-    # With nobody reading, the command fills the pipe and waits. Asleep in write(2), it
-    # could only be woken by a signal landing inside that write: one handled just before
-    # (between the wait for room and the write) would leave it asleep for good. So it
-    # waits in poll(2), beside the pipe its signal handler writes to.
+def start_on_a_full_pipe(command, tmp_path, preexec_fn):
+    """The command encoding a document of several MB to a pipe nobody reads, once the pipe is
+    full and the command has waited in the same system call for half a second, and that call."""
     import fcntl
     import termios
 
     (tmp_path / "big.json").write_text(json.dumps([{"id": i, "name": f"user{i}"} for i in range(100_000)]))
-    p = subprocess.Popen([*command, "big.json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    p = subprocess.Popen([*command, "big.json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path, preexec_fn=preexec_fn)
     try:
         size = fcntl.fcntl(p.stdout.fileno(), 1032)  # F_GETPIPE_SZ
-        polls, writes = SYSCALLS
         seen, deadline = [], time.monotonic() + 60
         while time.monotonic() < deadline:
             unread = int.from_bytes(fcntl.ioctl(p.stdout.fileno(), termios.FIONREAD, b"\0\0\0\0"), sys.byteorder)
@@ -214,18 +218,64 @@ def test_a_command_blocked_on_a_full_pipe_waits_where_a_signal_reaches_it(comman
             except OSError as e:  # a kernel without it, or ptrace refused
                 assert p.poll() is None, (p.returncode, p.stderr.read().decode())
                 pytest.skip(f"/proc/{p.pid}/syscall cannot be read here: {e}")
-            # Full, and in the same call for half a second: where the command waits.
             if len(seen) >= 25 and len(set(seen[-25:])) == 1 and seen[-1] is not None:
                 break
             time.sleep(0.02)
-        assert seen and seen[-1] in polls, f"blocked in system call {seen[-1]} (poll: {polls}, write: {writes})"
+        return p, seen[-1] if seen else None
+    except BaseException:
+        stop(p)
+        raise
+
+
+def stop(p):
+    p.kill()
+    p.wait()
+    p.stdout.close()
+    p.stderr.close()
+
+
+on_linux_proc = pytest.mark.skipif(not sys.platform.startswith("linux") or SYSCALLS is None, reason="Linux on x86_64 or aarch64: /proc/<pid>/syscall")
+
+
+@posix_only
+@on_linux_proc
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_command_blocked_on_a_full_pipe_waits_where_a_signal_reaches_it(command, sig, tmp_path):
+    # With nobody reading, the command fills the pipe and waits. Asleep in write(2), it
+    # could only be woken by a signal landing inside that write: one handled just before
+    # (between the wait for room and the write) would leave it asleep for good. So it
+    # waits in poll(2), beside the pipe its signal handler writes to.
+    p, call = start_on_a_full_pipe(command, tmp_path, as_a_terminal_starts_it)
+    try:
+        polls, writes = SYSCALLS
+        assert call in polls, f"blocked in system call {call} (poll: {polls}, write: {writes})"
         p.send_signal(sig)
         assert (p.wait(timeout=60), p.stderr.read().decode()) == (128 + sig, "")
     finally:
-        p.kill()
-        p.wait()
-        p.stdout.close()
-        p.stderr.close()
+        stop(p)
+
+
+def ignoring_sigint():
+    as_a_terminal_starts_it()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@posix_only
+@on_linux_proc
+def test_a_signal_the_host_ignores_stays_ignored(tmp_path):
+    # Started with SIGINT ignored (nohup, a background job of a script), the Python command
+    # keeps ignoring it; SIGTERM still ends it. (Node sets every signal back to its default
+    # when it starts, so there the command never finds one ignored.)
+    p, _ = start_on_a_full_pipe([sys.executable, "-m", "polywire"], tmp_path, ignoring_sigint)
+    try:
+        p.send_signal(signal.SIGINT)
+        with pytest.raises(subprocess.TimeoutExpired):
+            p.wait(timeout=0.5)
+        p.send_signal(signal.SIGTERM)
+        assert (p.wait(timeout=60), p.stderr.read().decode()) == (128 + signal.SIGTERM, "")
+    finally:
+        stop(p)
 
 
 # --- e. a reader that goes away ------------------------------------------------------------
