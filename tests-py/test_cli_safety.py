@@ -41,6 +41,11 @@ def big_toon(lines: int = 20_000) -> str:
     return f"rows[{lines}]{{id,name}}:\n" + "".join(f"  {i},user{i}\n" for i in range(lines))
 
 
+def big_json(rows: int = 100_000) -> str:
+    """A JSON document whose TOON is a few MB (more than a pipe holds)."""
+    return json.dumps([{"id": i, "name": f"user{i}"} for i in range(rows)])
+
+
 def unfinished_toon() -> bytes:
     """The first 60 KB of a longer document (it fits in a pipe): its JSON is over 64 KiB, and
     the decoder then waits for the rest."""
@@ -200,12 +205,12 @@ def blocked_in(pid: int):
 
 
 def start_on_a_full_pipe(command, tmp_path, preexec_fn):
-    """The command encoding a document of several MB to a pipe nobody reads, once the pipe is
+    """The command encoding a document of a few MB to a pipe nobody reads, once the pipe is
     full and the command has waited in the same system call for half a second, and that call."""
     import fcntl
     import termios
 
-    (tmp_path / "big.json").write_text(json.dumps([{"id": i, "name": f"user{i}"} for i in range(100_000)]))
+    (tmp_path / "big.json").write_text(big_json())
     p = subprocess.Popen([*command, "big.json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path, preexec_fn=preexec_fn)
     try:
         size = fcntl.fcntl(p.stdout.fileno(), 1032)  # F_GETPIPE_SZ
@@ -284,7 +289,7 @@ def test_a_signal_the_host_ignores_stays_ignored(tmp_path):
 @posix_only
 @pytest.mark.parametrize("command", COMMANDS)
 def test_a_closed_pipe_ends_by_sigpipe_quietly(command, tmp_path):
-    (tmp_path / "big.json").write_text(json.dumps([{"id": i, "name": f"user{i}"} for i in range(100_000)]))
+    (tmp_path / "big.json").write_text(big_json())
     for args in (["big.json"], ["-d", "big.toon"]):
         if args[0] == "-d":
             (tmp_path / "big.toon").write_text(big_toon(100_000))

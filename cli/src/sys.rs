@@ -295,16 +295,19 @@ mod unix {
         }
     }
 
-    fn fd_file_id(fd: c_int) -> Option<FileId> {
-        // SAFETY: fstat into a zeroed struct.
+    /// What fstat(2) says of a descriptor number, if it is open.
+    fn fstat(fd: c_int) -> Option<libc::stat> {
+        // SAFETY: fstat of a descriptor number into a zeroed struct.
         unsafe {
             let mut st: libc::stat = std::mem::zeroed();
-            if libc::fstat(fd, &mut st) != 0 || (st.st_mode & libc::S_IFMT) != libc::S_IFREG {
-                return None;
-            }
-            #[allow(clippy::unnecessary_cast)]
-            Some(FileId { dev: st.st_dev as u64, ino: st.st_ino as u64 })
+            (libc::fstat(fd, &mut st) == 0).then_some(st)
         }
+    }
+
+    fn fd_file_id(fd: c_int) -> Option<FileId> {
+        let st = fstat(fd).filter(|st| (st.st_mode & libc::S_IFMT) == libc::S_IFREG)?;
+        #[allow(clippy::unnecessary_cast)]
+        Some(FileId { dev: st.st_dev as u64, ino: st.st_ino as u64 })
     }
 
     /// A standard descriptor, read or written directly (no buffering: the
@@ -392,15 +395,8 @@ mod unix {
 
     impl Writes {
         fn of(fd: c_int) -> Writes {
-            // SAFETY: fstat of a descriptor number into a zeroed struct.
-            let kind = unsafe {
-                let mut st: libc::stat = std::mem::zeroed();
-                if libc::fstat(fd, &mut st) != 0 {
-                    return Writes::Plain;
-                }
-                st.st_mode & libc::S_IFMT
-            };
-            match kind {
+            let Some(st) = fstat(fd) else { return Writes::Plain };
+            match st.st_mode & libc::S_IFMT {
                 libc::S_IFSOCK => Writes::Socket,
                 libc::S_IFIFO => Self::reopened(fd).map_or(Writes::Plain, Writes::Pipe),
                 _ => Writes::Plain,
